@@ -94,3 +94,43 @@ def test_pool_size_is_settable(restore_pool_size):
     assert parallel.pool_size() == 3
     with pytest.raises(ValueError, match="at least 1 thread"):
         parallel.set_pool_size(0)
+
+
+BACK_TO_BACK = """
+import ctypes, sys
+import numpy as np
+from tfc.codegen.parallel import jit_runtime, set_pool_size
+
+code = jit_runtime()
+P, I = ctypes.c_void_p, ctypes.c_int64
+gemm = ctypes.CFUNCTYPE(None, I, I, I, P, I, I, P, I, I, P, I)(code.engine.get_function_address("tfc_gemm_f32"))
+set_pool_size(2)
+rng = np.random.default_rng(0)
+for M, N, K in ((256, 10, 512), (64, 40, 400), (784, 64, 32)):
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float32)
+    first = None
+    for _ in range(1500):
+        c = np.full((M, N), np.nan, np.float32)
+        gemm(M, N, K, a.ctypes.data, K, 1, b.ctypes.data, N, 1, c.ctypes.data, N)
+        if first is None:
+            first = c
+            np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+        elif not np.array_equal(c, first):
+            sys.exit(f"{M}x{N}x{K}: a run differs from the first")
+print("ok")
+"""
+
+
+def test_back_to_back_jobs_neither_hang_nor_lose_tasks(tmp_path):
+    """Many GEMMs of few tasks each (two pool jobs per call, in quick succession): a
+    worker waking late for one job must not claim an index of the next. Runs in a child
+    process under a deadline, since the failure this guards against is a hang."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "back_to_back.py"
+    script.write_text(BACK_TO_BACK)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"

@@ -58,8 +58,9 @@ def floor_div(b: ll.IRBuilder, numerator, denominator):
 
 
 @contextlib.contextmanager
-def counted_loop(b: ll.IRBuilder, start, stop, name: str = "i", step: int = 1):
-    """``for (i = start; i < stop; i += step)``; yields the induction variable."""
+def counted_loop(b: ll.IRBuilder, start, stop, name: str = "i", step=1):
+    """``for (i = start; i < stop; i += step)``; yields the induction variable. ``step``
+    is an int or a positive i64 value."""
     start = const_i64(start) if isinstance(start, int) else start
     stop = const_i64(stop) if isinstance(stop, int) else stop
     preheader = b.block
@@ -73,7 +74,8 @@ def counted_loop(b: ll.IRBuilder, start, stop, name: str = "i", step: int = 1):
     b.cbranch(b.icmp_signed("<", index, stop), body, exit_block)
     b.position_at_end(body)
     yield index
-    following = b.add(index, const_i64(step), name=f"{name}.next", flags=["nsw"])
+    step = const_i64(step) if isinstance(step, int) else step
+    following = b.add(index, step, name=f"{name}.next", flags=["nsw"])
     index.add_incoming(following, b.block)
     b.branch(header)
     b.position_at_end(exit_block)

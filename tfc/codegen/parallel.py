@@ -25,6 +25,7 @@ ENTRY_NAME = "tfc_parallel_for"
 SIZE_NAME = "tfc_pool_set_size"
 SIZE_GLOBAL = "tfc_pool_threads"
 _SPIN = 2000
+_INDEX_MASK = 0xFFFFFFFF  # the index half of the pool's ``next`` word
 
 
 def declare_parallel_for(module: ll.Module) -> ll.Function:
@@ -81,20 +82,33 @@ class _PoolEmitter:
         return b.bitcast(glob, I8P) if isinstance(glob.value_type, ll.ArrayType) else glob
 
     def _emit_run_jobs(self) -> ll.Function:
-        """Claim and run indices of the current job until none are left."""
+        """Claim and run indices of the current job until none are left.
+
+        ``next`` holds (job tag << 32) | next index. A claim is a compare-and-swap that
+        succeeds only while the tag is the job this thread read its task, context and
+        count for, and the index is below that count: a thread that wakes late can never
+        claim (and lose, or run with the wrong task) an index of a later job. The caller
+        closes a job (index field all ones) before overwriting its fields."""
         fn = ll.Function(self.m, ll.FunctionType(ll.VoidType(), []), "tfc.pool.run_jobs")
         fn.linkage = "internal"
         b = ll.IRBuilder(fn.append_basic_block("entry"))
-        task = b.load(self.g["fn"])
-        ctx = b.load(self.g["ctx"])
+        tag = b.shl(b.load_atomic(self.g["gen"], "seq_cst", 8), const_i64(32))
+        task = b.load_atomic(self.g["fn"], "unordered", 8)
+        ctx = b.load_atomic(self.g["ctx"], "unordered", 8)
         count = b.load_atomic(self.g["count"], "seq_cst", 8)
         loop = fn.append_basic_block("claim")
+        try_claim = fn.append_basic_block("claim.try")
         run = fn.append_basic_block("run")
         done = fn.append_basic_block("done")
         b.branch(loop)
         b.position_at_end(loop)
-        index = b.atomic_rmw("add", self.g["next"], const_i64(1), "seq_cst")
-        b.cbranch(b.icmp_signed("<", index, count), run, done)
+        current = b.load_atomic(self.g["next"], "seq_cst", 8)
+        index = b.and_(current, const_i64(_INDEX_MASK))
+        same_job = b.icmp_unsigned("==", b.and_(current, const_i64(~_INDEX_MASK)), tag)
+        b.cbranch(b.and_(same_job, b.icmp_unsigned("<", index, count)), try_claim, done)
+        b.position_at_end(try_claim)
+        exchanged = b.cmpxchg(self.g["next"], current, b.add(current, const_i64(1)), "seq_cst", "seq_cst")
+        b.cbranch(b.extract_value(exchanged, 1), run, loop)
         b.position_at_end(run)
         b.call(task, [ctx, index])
         b.atomic_rmw("sub", self.g["remaining"], const_i64(1), "seq_cst")
@@ -178,12 +192,16 @@ class _PoolEmitter:
         b.position_at_end(pooled)
         self._start_workers(b, size)
         b.call(self.mutex_lock, [self.ptr("mutex", b)])
-        b.store(task, self.g["fn"])
-        b.store(ctx, self.g["ctx"])
+        generation = b.load_atomic(self.g["gen"], "seq_cst", 8)
+        closed = b.or_(b.shl(generation, const_i64(32)), const_i64(_INDEX_MASK))
+        b.store_atomic(closed, self.g["next"], "seq_cst", 8)
+        b.store_atomic(task, self.g["fn"], "unordered", 8)
+        b.store_atomic(ctx, self.g["ctx"], "unordered", 8)
         b.store_atomic(count, self.g["count"], "seq_cst", 8)
-        b.store_atomic(const_i64(0), self.g["next"], "seq_cst", 8)
         b.store_atomic(count, self.g["remaining"], "seq_cst", 8)
-        b.atomic_rmw("add", self.g["gen"], const_i64(1), "seq_cst")
+        following = b.add(generation, const_i64(1))
+        b.store_atomic(b.shl(following, const_i64(32)), self.g["next"], "seq_cst", 8)
+        b.store_atomic(following, self.g["gen"], "seq_cst", 8)
         b.call(self.cond_broadcast, [self.ptr("cond", b)])
         b.call(self.mutex_unlock, [self.ptr("mutex", b)])
         b.call(self.run_jobs, [])

@@ -24,10 +24,12 @@ from llvmlite import ir as ll
 from tfc import ir
 
 from ..llvm_util import F32, F64, I8P, I64, const_i64, counted_loop, if_then, intrinsic
-from ..parallel import TASK_TYPE, declare_parallel_for
+from ..parallel import TASK_TYPE, _pool_size_global, declare_parallel_for
 
-TASKS_WANTED = 8  # enough tasks per B block to keep a few threads busy
+TASKS_PER_THREAD = 8  # compute tasks per thread, for the pool's dynamic scheduling to balance
 PARALLEL_FLOPS = 1 << 20  # below M*N*K this, tasks run on the calling thread
+MIN_GROUP_PANELS = 4  # rows per task, in MR panels: each packed B panel is reused this often
+PACKED_B_ELEMENTS = 1 << 22  # the packed copy of B: at most K x NC, or this many elements
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,15 @@ class _GemmEmitter:
         return self.b.select(self.b.icmp_signed("<", a, b), a, b)
 
     def malloc(self, elements: int):
+        return self.malloc_dynamic(const_i64(elements))
+
+    def malloc_dynamic(self, elements):
+        """A 64-byte aligned buffer of ``elements`` (an i64 value; the size is rounded up
+        to a multiple of 64 bytes as aligned_alloc requires)."""
         malloc = intrinsic(self.b.module, "aligned_alloc", I8P, [I64, I64])
-        raw = self.b.call(malloc, [const_i64(64), const_i64(elements * self.size)])
+        size = self.b.mul(elements, const_i64(self.size))
+        size = self.b.and_(self.b.add(size, const_i64(63)), const_i64(-64))
+        raw = self.b.call(malloc, [const_i64(64), size])
         return self.b.bitcast(raw, self.t.as_pointer())
 
     def free(self, pointer) -> None:
@@ -115,78 +124,140 @@ class _GemmEmitter:
 
     # -- structure ----------------------------------------------------------------------
     def emit(self) -> None:
-        """The driver: pack each B block, then run (A block x column chunk) tasks on the pool."""
+        """The driver: per block of NC columns, pack all of B (one parallel phase), then
+        multiply (one parallel phase of row block x column chunk tasks, each over all of K)."""
         b, bk = self.b, self.bk
-        self.task = self._emit_task()
-        empty = b.icmp_signed("==", b.mul(self.M, self.N), const_i64(0))
-        with if_then(b, empty, "empty"):
+        self.pack_task = self._emit_pack_task()
+        self.compute_task = self._emit_compute_task()
+        with if_then(b, b.icmp_signed("==", b.mul(self.M, self.N), const_i64(0)), "empty"):
             b.ret_void()
-        packed_b = self.malloc(bk.kc * bk.nc)
-        ctx = b.alloca(self.ctx_type)
-        flops = b.mul(b.mul(self.M, self.N), self.K)
-        parallel = b.icmp_signed(">=", flops, const_i64(PARALLEL_FLOPS))
-        with counted_loop(b, 0, self.N, "jc", step=bk.nc) as jc:
-            nc = self.imin(const_i64(bk.nc), b.sub(self.N, jc))
-            with counted_loop(b, 0, self.K, "pc", step=bk.kc) as pc:
-                kc = self.imin(const_i64(bk.kc), b.sub(self.K, pc))
-                first = b.zext(b.icmp_signed("==", pc, const_i64(0)), I64)
-                self.pack_b(packed_b, pc, jc, kc, nc)
-                m_blocks = b.sdiv(b.add(self.M, const_i64(bk.mc - 1)), const_i64(bk.mc))
-                chunk = self.column_chunk(m_blocks, nc)
-                n_chunks = b.sdiv(b.add(nc, b.sub(chunk, const_i64(1))), chunk)
-                fields = [self.M, self.N, self.K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b, jc, nc,
-                          pc, kc, first, n_chunks, chunk]
-                for i, value in enumerate(fields):
-                    b.store(value, b.gep(ctx, [ll.Constant(ll.IntType(32), 0), ll.Constant(ll.IntType(32), i)]))
-                tasks = b.mul(m_blocks, n_chunks)
-                raw_ctx = b.bitcast(ctx, I8P)
-                with b.if_else(parallel) as (then, otherwise):
-                    with then:
-                        b.call(declare_parallel_for(b.module), [self.task, raw_ctx, tasks])
-                    with otherwise:
-                        with counted_loop(b, 0, tasks, "t") as t:
-                            b.call(self.task, [raw_ctx, t])
         with if_then(b, b.icmp_signed("==", self.K, const_i64(0)), "k0"):
             self.zero_c()
+            b.ret_void()
+        flops = b.mul(b.mul(self.M, self.N), self.K)
+        parallel = b.icmp_signed(">=", flops, const_i64(PARALLEL_FLOPS))
+        threads = b.select(parallel, b.load(_pool_size_global(self.module)), const_i64(1))
+        threads = b.select(b.icmp_signed("<", threads, const_i64(1)), const_i64(1), threads)
+        block_width = self.block_width()
+        packed_b = self.malloc_dynamic(b.mul(self.K, block_width))
+        pack_ctx = b.alloca(self.pack_ctx_type)
+        compute_ctx = b.alloca(self.compute_ctx_type)
+        k_blocks = b.sdiv(b.add(self.K, const_i64(bk.kc - 1)), const_i64(bk.kc))
+        row_panels = b.sdiv(b.add(self.M, const_i64(bk.mr - 1)), const_i64(bk.mr))
+        tasks_wanted = b.mul(threads, const_i64(TASKS_PER_THREAD))
+        row_groups = self.row_groups(row_panels, tasks_wanted)
+        with counted_loop(b, 0, self.N, "jc", step=block_width) as jc:
+            nc = self.imin(block_width, b.sub(self.N, jc))
+            panels = b.sdiv(b.add(nc, const_i64(bk.nr - 1)), const_i64(bk.nr))
+            padded = b.mul(panels, const_i64(bk.nr))
+            self.store_fields(pack_ctx, [self.K, self.B, self.sbk, self.sbn, packed_b, jc, nc, panels, padded])
+            self.run_tasks(self.pack_task, pack_ctx, b.mul(k_blocks, panels), parallel)
+            chunk = self.column_chunk(row_groups, nc, tasks_wanted)
+            n_chunks = b.sdiv(b.add(nc, b.sub(chunk, const_i64(1))), chunk)
+            self.store_fields(compute_ctx, [self.M, self.K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b,
+                                            jc, nc, padded, n_chunks, chunk, row_panels, row_groups])
+            self.run_tasks(self.compute_task, compute_ctx, b.mul(row_groups, n_chunks), parallel)
         self.free(packed_b)
         b.ret_void()
 
-    def column_chunk(self, m_blocks, nc):
-        """Columns per task: whole B blocks when there are enough row blocks to share out,
-        narrower chunks (multiples of NR) when M is small, so every thread gets work."""
+    def block_width(self):
+        """Columns packed at once: NC, fewer when K is so deep that K x NC would not fit
+        PACKED_B_ELEMENTS (never fewer than one panel)."""
         b, nr = self.b, self.bk.nr
-        wanted_chunks = b.sdiv(b.add(const_i64(TASKS_WANTED - 1), m_blocks), m_blocks)
+        fitting = b.mul(b.sdiv(b.sdiv(const_i64(PACKED_B_ELEMENTS), self.K), const_i64(nr)), const_i64(nr))
+        width = self.imin(const_i64(self.bk.nc), fitting)
+        width = b.select(b.icmp_signed("<", width, const_i64(nr)), const_i64(nr), width)
+        n_rounded = b.mul(b.sdiv(b.add(self.N, const_i64(nr - 1)), const_i64(nr)), const_i64(nr))
+        return self.imin(width, n_rounded)
+
+    def row_groups(self, row_panels, tasks_wanted):
+        """Row tasks: MR-row panels shared out evenly into groups of at most MC rows, and
+        as many groups as tasks wanted (one per panel at most). Splitting rows first packs
+        each A panel once; columns are split only when rows run out."""
+        b, bk = self.b, self.bk
+        panels_per_block = bk.mc // bk.mr
+        fewest = b.sdiv(b.add(row_panels, const_i64(panels_per_block - 1)), const_i64(panels_per_block))
+        most = b.sdiv(row_panels, const_i64(MIN_GROUP_PANELS))
+        groups = self.imin(tasks_wanted, most)
+        return b.select(b.icmp_signed(">", groups, fewest), groups, fewest)
+
+    def column_chunk(self, row_groups, nc, tasks_wanted):
+        """Columns per compute task (a multiple of NR): all of them when the row groups
+        alone make the tasks wanted, else narrower chunks to make up the count."""
+        b, nr = self.b, self.bk.nr
+        wanted_chunks = b.sdiv(b.add(tasks_wanted, b.sub(row_groups, const_i64(1))), row_groups)
         width = b.sdiv(b.add(nc, b.sub(wanted_chunks, const_i64(1))), wanted_chunks)
         width = b.mul(b.sdiv(b.add(width, const_i64(nr - 1)), const_i64(nr)), const_i64(nr))
         return b.select(b.icmp_signed("<", width, const_i64(nr)), const_i64(nr), width)
 
-    def _emit_task(self) -> ll.Function:
-        """task(ctx, t): pack one MC x KC block of A and multiply it by one column chunk."""
-        bk = self.bk
-        ptr = self.t.as_pointer()
-        self.ctx_type = ll.LiteralStructType([I64, I64, I64, ptr, I64, I64, ptr, I64, ptr, I64, I64, I64, I64, I64,
-                                              I64, I64])
-        fn = ll.Function(self.b.module, TASK_TYPE, name=self.fn.name + ".task")
+    def run_tasks(self, task, ctx, count, parallel) -> None:
+        b = self.b
+        raw_ctx = b.bitcast(ctx, I8P)
+        with b.if_else(parallel) as (then, otherwise):
+            with then:
+                b.call(declare_parallel_for(self.module), [task, raw_ctx, count])
+            with otherwise:
+                with counted_loop(b, 0, count, "t") as t:
+                    b.call(task, [raw_ctx, t])
+
+    def store_fields(self, ctx, values) -> None:
+        for i, value in enumerate(values):
+            self.b.store(value, self.b.gep(ctx, [ll.Constant(ll.IntType(32), 0), ll.Constant(ll.IntType(32), i)]))
+
+    def task_function(self, suffix: str, ctx_type):
+        """A task function and its context fields, with ``self.b`` building its body."""
+        fn = ll.Function(self.module, TASK_TYPE, name=f"{self.fn.name}.{suffix}")
         fn.linkage = "internal"
-        outer = self.b
         b = self.b = ll.IRBuilder(fn.append_basic_block("entry"))
-        ctx = b.bitcast(fn.args[0], self.ctx_type.as_pointer())
+        ctx = b.bitcast(fn.args[0], ctx_type.as_pointer())
         fields = [b.load(b.gep(ctx, [ll.Constant(ll.IntType(32), 0), ll.Constant(ll.IntType(32), i)]))
-                  for i in range(len(self.ctx_type.elements))]
-        M, _, _, self.A, self.sam, self.sak, self.C, self.ldc, packed_b, jc, nc, pc, kc, first, n_chunks, width = \
-            fields
-        first = b.icmp_signed("!=", first, const_i64(0))
+                  for i in range(len(ctx_type.elements))]
+        return fn, fields
+
+    def _emit_pack_task(self) -> ll.Function:
+        """pack(ctx, t): one NR-wide panel of one KC-deep block of B into the packed block.
+
+        Packed layout: K block p starts at p * KC * padded; within it, the pack_b layout."""
+        bk, ptr, outer = self.bk, self.t.as_pointer(), self.b
+        self.pack_ctx_type = ll.LiteralStructType([I64, ptr, I64, I64, ptr, I64, I64, I64, I64])
+        fn, fields = self.task_function("pack", self.pack_ctx_type)
+        b = self.b
+        K, self.B, self.sbk, self.sbn, packed_b, jc, nc, panels, padded = fields
         index = fn.args[1]
-        block = b.sdiv(index, n_chunks)
-        chunk = b.srem(index, n_chunks)
-        ic = b.mul(block, const_i64(bk.mc))
-        mc = self.imin(const_i64(bk.mc), b.sub(M, ic))
-        col_start = b.mul(chunk, width)
+        pc = b.mul(b.sdiv(index, panels), const_i64(bk.kc))
+        panel = b.srem(index, panels)
+        kc = self.imin(const_i64(bk.kc), b.sub(K, pc))
+        self.pack_b_panel(self.at(packed_b, b.mul(pc, padded)), panel, pc, jc, kc, nc)
+        b.ret_void()
+        self.b = outer
+        self.B, self.sbk, self.sbn = self.fn.args[6], self.fn.args[7], self.fn.args[8]
+        return fn
+
+    def _emit_compute_task(self) -> ll.Function:
+        """compute(ctx, t): one MC-row block times one column chunk, over every K block:
+        pack the A block, run the micro-kernel over the chunk's tiles."""
+        bk, ptr, outer = self.bk, self.t.as_pointer(), self.b
+        self.compute_ctx_type = ll.LiteralStructType([I64, I64, ptr, I64, I64, ptr, I64, ptr] + [I64] * 7)
+        fn, fields = self.task_function("compute", self.compute_ctx_type)
+        b = self.b
+        (M, K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b, jc, nc, padded, n_chunks, width, row_panels,
+         row_groups) = fields
+        index = fn.args[1]
+        group = b.sdiv(index, n_chunks)
+        first_panel = b.sdiv(b.mul(group, row_panels), row_groups)
+        last_panel = b.sdiv(b.mul(b.add(group, const_i64(1)), row_panels), row_groups)
+        ic = b.mul(first_panel, const_i64(bk.mr))
+        mc = b.sub(self.imin(b.mul(last_panel, const_i64(bk.mr)), M), ic)
+        col_start = b.mul(b.srem(index, n_chunks), width)
         col_stop = self.imin(b.add(col_start, width), nc)
         tile = b.alloca(self.t, size=const_i64(bk.mr * bk.nr))
         packed_a = self.malloc(bk.mc * bk.kc)
-        self.pack_a(packed_a, ic, pc, mc, kc)
-        self.macro_kernel(packed_a, packed_b, tile, ic, jc, mc, nc, kc, first, col_start, col_stop)
+        with counted_loop(b, 0, K, "pc", step=bk.kc) as pc:
+            kc = self.imin(const_i64(bk.kc), b.sub(K, pc))
+            first = b.icmp_signed("==", pc, const_i64(0))
+            self.pack_a(packed_a, ic, pc, mc, kc)
+            self.macro_kernel(packed_a, self.at(packed_b, b.mul(pc, padded)), tile, ic, jc, mc, nc, kc, first,
+                              col_start, col_stop)
         self.free(packed_a)
         b.ret_void()
         self.b = outer
@@ -201,31 +272,29 @@ class _GemmEmitter:
                 b.store(ll.Constant(self.t, 0.0), self.at(self.C, b.add(b.mul(m, self.ldc), n)))
 
     # -- packing ------------------------------------------------------------------------
-    def pack_b(self, packed, pc, jc, kc, nc) -> None:
+    def pack_b_panel(self, packed, panel, pc, jc, kc, nc) -> None:
         """Bp[(panel*kc + k)*NR + j] = B[pc+k, jc+panel*NR+j] (0 beyond nc).
 
-        Full panels of a row-major B are vector copies; others go element by element.
+        A full panel of a row-major B is vector copies; others go element by element.
         """
         b, bk = self.b, self.bk
         nr = bk.nr
-        panels = b.sdiv(b.add(nc, const_i64(nr - 1)), const_i64(nr))
         vec_ptr = self.vec.as_pointer()
-        with counted_loop(b, 0, panels, "pb") as panel:
-            column0 = b.mul(panel, const_i64(nr))
-            full = b.icmp_signed("<=", b.add(column0, const_i64(nr)), nc)
-            contiguous = b.and_(full, b.icmp_signed("==", self.sbn, const_i64(1)))
-            with b.if_else(contiguous) as (then, otherwise):
-                with then:
-                    with counted_loop(b, 0, kc, "pbv") as k:
-                        source = b.add(b.mul(b.add(pc, k), self.sbk), b.add(jc, column0))
-                        destination = b.mul(b.add(b.mul(panel, kc), k), const_i64(nr))
-                        for v in range(bk.nr_vectors):
-                            offset = const_i64(v * bk.vector_width)
-                            value = b.load(b.bitcast(self.at(self.B, b.add(source, offset)), vec_ptr), align=self.size)
-                            target = b.bitcast(self.at(packed, b.add(destination, offset)), vec_ptr)
-                            b.store(value, target, align=self.size * bk.vector_width)
-                with otherwise:
-                    self._pack_b_elements(packed, panel, column0, pc, jc, kc, nc)
+        column0 = b.mul(panel, const_i64(nr))
+        full = b.icmp_signed("<=", b.add(column0, const_i64(nr)), nc)
+        contiguous = b.and_(full, b.icmp_signed("==", self.sbn, const_i64(1)))
+        with b.if_else(contiguous) as (then, otherwise):
+            with then:
+                with counted_loop(b, 0, kc, "pbv") as k:
+                    source = b.add(b.mul(b.add(pc, k), self.sbk), b.add(jc, column0))
+                    destination = b.mul(b.add(b.mul(panel, kc), k), const_i64(nr))
+                    for v in range(bk.nr_vectors):
+                        offset = const_i64(v * bk.vector_width)
+                        value = b.load(b.bitcast(self.at(self.B, b.add(source, offset)), vec_ptr), align=self.size)
+                        target = b.bitcast(self.at(packed, b.add(destination, offset)), vec_ptr)
+                        b.store(value, target, align=self.size * bk.vector_width)
+            with otherwise:
+                self._pack_b_elements(packed, panel, column0, pc, jc, kc, nc)
 
     def _pack_b_elements(self, packed, panel, column0, pc, jc, kc, nc) -> None:
         b, nr = self.b, self.bk.nr
