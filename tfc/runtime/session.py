@@ -64,6 +64,12 @@ class _Feeder:
                                                    if d.value is not None]
 
     def convert(self, value) -> np.ndarray:
+        if type(value) is np.ndarray or isinstance(value, np.generic):  # the common case, checked cheaply
+            return self._checked_shape(np.asarray(value, dtype=self.np_dtype, order="C")) if not self.is_string \
+                else self._convert(value)
+        return self._convert(value)
+
+    def _convert(self, value) -> np.ndarray:
         if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
             raise TypeError("The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
                             "Python scalars, strings, lists, numpy ndarrays, or TensorHandles. For reference, "
@@ -75,8 +81,12 @@ class _Feeder:
         array = np.asarray(value, dtype=self.np_dtype, order="C")
         if self.is_string:
             array = _as_bytes_array(array)
+        return self._checked_shape(array)
+
+    def _checked_shape(self, array: np.ndarray) -> np.ndarray:
         shape = array.shape
-        if self.rank is not None and (len(shape) != self.rank or any(shape[i] != d for i, d in self.known)):
+        if self.rank is not None and (len(shape) != self.rank or
+                                      (self.known and any(shape[i] != d for i, d in self.known))):
             raise ValueError(f"Cannot feed value of shape {shape!r} for Tensor {self.tensor.name!r}, which has "
                              f"shape {str(self.tensor.shape)!r}")
         return array
