@@ -173,44 +173,12 @@ class Fusion(Pass):
         if g.kind == "row" and g.row_dims != len(dims):
             return "the row fusion reduces a different number of trailing dims"
         outer = tuple(operand.shape[:operand.rank - len(dims)])
-        if not self._reaches_rows_by_broadcast(op, g, uses, outer, operand.shape):
-            return ("a reduction is the root of its own input fusion (its result does not go back along rows "
-                    "through row-wise ops and broadcasts)")
+        reason = _row_misalignment(op, g, uses, outer, tuple(operand.shape))
+        if reason is not None:
+            return f"a reduction is the root of its own input fusion ({reason})"
         if len(g.members) >= self.max_size:
             return f"fusion is at its size limit ({self.max_size} ops)"
         return None
-
-    @staticmethod
-    def _reaches_rows_by_broadcast(op, g: Group, uses, outer: tuple, full: tuple) -> bool:
-        """Every use of the reduction stays row-wise (elementwise ops and reshapes on
-        values shaped like a row index, e.g. ``sum / n`` and keep_dims) until a broadcast
-        takes it back to the fusion's full shape."""
-        def row_shaped(shape) -> bool:
-            shape = tuple(shape)
-            while len(shape) > len(outer) and shape[-1] == 1:
-                shape = shape[:-1]
-            return shape == outer
-
-        frontier = [op.result]
-        seen = set()
-        while frontier:
-            value = frontier.pop()
-            for user, _ in uses.get(value, []):
-                if user in seen:
-                    continue
-                seen.add(user)
-                if user not in g.members:
-                    return False
-                result_shape = user.results[0].type.shape
-                if user.name == "broadcast":
-                    if tuple(result_shape) != tuple(full):
-                        return False
-                    continue
-                info = CORE_OPS[user.name]
-                if (info.category != "elementwise" and user.name != "reshape") or not row_shaped(result_shape):
-                    return False
-                frontier.append(user.results[0])
-        return True
 
     def _contraction_target(self, op, consumers, outside, uses) -> Optional[list]:
         g = consumers[0]
@@ -320,6 +288,73 @@ class Fusion(Pass):
             for d in refusals:
                 lines.append(f"    {d.op.name:<12} {_where(d.op.loc)}: {d.reason}")
         return "\n".join(lines) if lines else "no fusion opportunities"
+
+
+def _row_misalignment(reduce_op, g: Group, uses, outer: tuple, full: tuple) -> Optional[str]:
+    """Why the row kernel cannot compute ``g`` with ``reduce_op`` held in a register per
+    row, or None if it can.
+
+    The row kernel reduces row r, then evaluates every member at the elements of row r,
+    reading the reduction's value for row r only. That is right only if every value
+    derived from the reduction, at any element, depends on the reduction at that
+    element's own row. Walking forward from the reduction, a derived value is either
+    row-shaped (the outer dims, maybe with trailing 1s: ``max(x, 1)``, keep_dims) or
+    full-shaped; the ops that keep it row-aligned are elementwise ops and trailing-1
+    reshapes on row-shaped values, a broadcast that maps the row dims onto themselves,
+    elementwise ops on full-shaped values, and a later row reduction of a full-shaped
+    value. A transpose, slice, reverse, pad, concatenate, a broadcast along other axes
+    or any other reshape reads another row's element (``s + transpose(s)``, ``s + s[0]``,
+    ``x - reduce_max(x, 1)`` broadcast along the columns).
+    """
+    def row_shaped(shape) -> bool:
+        shape = tuple(shape)
+        while len(shape) > len(outer) and shape[-1] == 1:
+            shape = shape[:-1]
+        return shape == outer
+
+    def keeps_rows(broadcast) -> bool:
+        dims = broadcast.attrs["dims"]
+        return all(d == k if k < len(outer) else d >= len(outer) for k, d in enumerate(dims))
+
+    root_value = g.root.results[0]
+    frontier = [(reduce_op.result, "row")]
+    seen = set()
+    while frontier:
+        value, form = frontier.pop()
+        for user, _ in uses.get(value, []):
+            if user not in g.members:
+                if value is root_value:
+                    continue
+                return f"'{user.name}' outside the fusion reads a value derived from it"
+            if (user, form) in seen:
+                continue
+            seen.add((user, form))
+            result_shape = tuple(user.results[0].type.shape)
+            next_form = _row_aligned_form(user, form, result_shape, row_shaped, keeps_rows, full)
+            if next_form is None:
+                return f"'{user.name}' reads a value derived from it at another row"
+            frontier.append((user.results[0], next_form))
+    return None
+
+
+def _row_aligned_form(user, form: str, result_shape: tuple, row_shaped, keeps_rows, full: tuple) -> Optional[str]:
+    """The form ("row" or "full") of ``user``'s result when it reads a row-aligned value
+    of ``form``, or None when ``user`` reads across rows."""
+    elementwise = CORE_OPS[user.name].category == "elementwise"
+    if form == "row":
+        if (elementwise or user.name == "reshape") and row_shaped(result_shape):
+            return "row"
+        if user.name == "broadcast" and result_shape == full and keeps_rows(user):
+            return "full"
+        return None
+    if (elementwise or user.name == "reshape") and result_shape == full:
+        return "full"
+    if user.name == "reduce" and row_shaped(result_shape):
+        operand_rank = len(full)
+        count = len(user.attrs["dims"])
+        if sorted(user.attrs["dims"]) == list(range(operand_rank - count, operand_rank)):
+            return "row"
+    return None
 
 
 def _where(loc: Optional[ir.Location]) -> str:
