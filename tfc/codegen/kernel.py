@@ -31,6 +31,7 @@ class Kernel:
         fn_type = ll.FunctionType(I32, [I8P] * len(params) + [I64P, I64P, I64, I64])
         self.fn = ll.Function(self.module, fn_type, name=name)
         self.fn.linkage = "internal"
+        self.fn.attributes.add("noinline")  # LLVM's work stays linear in the number of kernels
         for arg in self.fn.args[:len(params)]:
             arg.add_attribute("noalias")
         self.dims_arg = self.fn.args[len(params)]

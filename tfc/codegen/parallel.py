@@ -291,6 +291,9 @@ def kernel_task(program, main, kernel, pointers: list, extent, status_slot) -> t
 
 
 def _task_function(module: ll.Module, kernel, count: int) -> ll.Function:
+    existing = module.globals.get(kernel.fn.name + ".task")
+    if existing is not None:  # a deduplicated kernel called from several places
+        return existing
     fn = ll.Function(module, TASK_TYPE, name=kernel.fn.name + ".task")
     fn.linkage = "internal"
     b = ll.IRBuilder(fn.append_basic_block("entry"))

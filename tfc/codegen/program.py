@@ -86,6 +86,7 @@ class Program:
         self._external: list = []  # (offset, array, op) of constants read through the weights pointer
         self._weights_size = 0
         self._kernel_count = 0
+        self._kernel_texts: dict = {}  # a kernel's LLVM text, its name blanked -> its function
         self._assign_buffers()
 
     # -- buffers ------------------------------------------------------------------------------
@@ -215,6 +216,7 @@ class Program:
 
     def call_kernel(self, kernel: Kernel, params: list, index: int, may_fail: bool = False) -> None:
         kernel.finish()
+        kernel.fn = self._deduplicate(kernel.fn)
         main = self._main
         pointers = [main.pointer(p) for p in params]
         started = main.now() if self.profile else None
@@ -230,6 +232,21 @@ class Program:
                 record = main.error_record
                 main.b.store(const_i64(index), main.b.gep(record, [const_i64(1)]))
                 main.b.ret(status)
+
+    @property
+    def kernel_counts(self) -> tuple:
+        """(kernels emitted, distinct kernel functions kept): after ``emit()``."""
+        return self._kernel_count, len(self._kernel_texts)
+
+    def _deduplicate(self, fn: ll.Function) -> ll.Function:
+        """The first kernel whose LLVM text equals ``fn``'s (but for its name), dropping
+        ``fn``; or ``fn`` itself. Structurally identical fusions (the layers of a deep
+        model) then share one function, and LLVM optimises and compiles it once."""
+        text = str(fn).replace(f"@{fn.get_reference()[1:]}(", "@(", 1)
+        original = self._kernel_texts.setdefault(text, fn)
+        if original is not fn:
+            del self.module.globals[fn.name]
+        return original
 
     def _count(self, started, kernel_name: str, index: int) -> None:
         """counters[k] += (elapsed ns, 1) for this call site."""

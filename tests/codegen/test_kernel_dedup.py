@@ -1,0 +1,53 @@
+"""Structurally identical kernels share one LLVM function, and results do not change."""
+from __future__ import annotations
+
+import numpy as np
+
+from tfc import ir
+from tfc.codegen.program import Program
+from tfc.compiler import compile_module
+
+from .helpers import check, func
+
+
+def _planned(text: str) -> ir.Function:
+    module = ir.parse(text)
+    compile_module(module, native=False)
+    return module.main
+
+
+def _layers(count: int, scales) -> str:
+    """``count`` tanh(x * w_i + c_i) layers, each a loop fusion kept apart by a matmul."""
+    lines = []
+    value = "%x"
+    for i in range(count):
+        lines += [f"%d{i} = dot {value}, %w {{contract=[[1], [0]]}} : f32[s0,8]",
+                  f"%c{i} = constant dense<{scales[i]}> : f32[]",
+                  f"%b{i} = broadcast %c{i} {{dims=[]}} : f32[s0,8]",
+                  f"%m{i} = mul %d{i}, %b{i} : f32[s0,8]",
+                  f"%t{i} = tanh %m{i} : f32[s0,8]"]
+        value = f"%t{i}"
+    lines.append(f"return {value}")
+    return func("(%x: f32[s0,8], %w: f32[8,8]) -> (f32[s0,8])", *lines)
+
+
+def test_identical_layers_share_their_kernels():
+    program = Program(_planned(_layers(6, [0.5] * 6)))
+    program.emit()
+    emitted, distinct = program.kernel_counts
+    assert emitted == 6
+    assert distinct == 1
+
+
+def test_layers_with_different_constants_keep_their_own_kernels():
+    program = Program(_planned(_layers(3, [0.5, 0.25, 2.0])))
+    program.emit()
+    assert program.kernel_counts == (3, 3)
+
+
+def test_shared_kernels_compute_what_the_evaluator_computes():
+    rng = np.random.default_rng(7)
+    text = _layers(6, [0.5] * 6)
+    for batch in (1, 5, 300):
+        check(text, [rng.standard_normal((batch, 8)).astype(np.float32),
+                     rng.standard_normal((8, 8)).astype(np.float32) * 0.5], exact=False)
