@@ -49,7 +49,36 @@ def parse_args(argv):
     parser.add_argument("--seed", type=int, default=0, help="seed of the input data")
     parser.add_argument("--json", metavar="PATH", help="write every raw sample and the machine to PATH")
     parser.add_argument("--verbose", "-v", action="store_true", help="print progress and full tracebacks")
+    compile_group = parser.add_argument_group(
+        "compile time (--compile)", "first-step (compile) times of deep MLPs and gradient chains, each "
+                                    "measurement in a fresh process; see benchmarks/compile_time.py")
+    compile_group.add_argument("--compile", action="store_true",
+                               help="run the compile-time benchmark instead of the step-time workloads")
+    compile_group.add_argument("--models", type=_sizes, default=None, metavar="L,L",
+                               help="layer counts of the MLP models (default 10,40,100,200; --tiny: 2)")
+    compile_group.add_argument("--chains", type=_sizes, default=None, metavar="N,N",
+                               help="lengths of the sin chains (default 250,500,1000,2000; --tiny: 10)")
+    compile_group.add_argument("--steady-reps", type=int, default=10, metavar="N",
+                               help="steps timed after the first (median reported; default 10)")
+    compile_group.add_argument("--child-timeout", type=float, default=900.0, metavar="S",
+                               help="give up on one measurement after S seconds (default 900)")
+    compile_group.add_argument("--cache", action="store_true",
+                               help="add a 'tfc cached' column: a second process with TFC_CACHE_DIR filled by a "
+                                    "first one")
+    compile_group.add_argument("--peer-python", metavar="PYTHON[,PYTHON]",
+                               help="interpreters with tensorflow/jax for the peers this one lacks (default "
+                                    "$TFC_BENCH_PEER_PYTHON)")
     return parser.parse_args(argv)
+
+
+def _sizes(text: str) -> list:
+    try:
+        sizes = [int(n) for n in text.split(",") if n.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if any(n < 1 for n in sizes):
+        raise argparse.ArgumentTypeError("sizes must be >= 1")
+    return sizes
 
 
 def main(argv=None) -> int:
@@ -61,6 +90,10 @@ def main(argv=None) -> int:
     from . import peers
 
     thread_notes = peers.set_threads(args.threads)  # before numpy/tensorflow/jax are loaded
+    if args.compile:
+        from . import compile_time
+
+        return compile_time.main(args, argv)
 
     from . import report, runner
     from .timing import TimingConfig

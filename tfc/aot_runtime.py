@@ -1,13 +1,18 @@
 """``tfc.load(dir)``: run an ahead-of-time artifact (``CompiledGraph.save``, ``tfc aot``).
 
 Needs only numpy and ctypes: no llvmlite, no compiler, no graph. Before anything runs it
-checks the artifact: the manifest's own hash, the size and sha256 of every file, the
-weights header, the architecture and the CPU features the code was compiled for (against
-/proc/cpuinfo). Each failure is an ``ArtifactError`` saying what is wrong.
+checks the artifact: the manifest's own hash, the size and sha256 of every file (the
+library and the weights must be among them), the weights header, the architecture and the
+CPU features the code was compiled for (against /proc/cpuinfo), and the signature the
+library embeds (``SIGNATURE_SYMBOL``) against the manifest, so a manifest edited and
+re-hashed cannot make the loader call the code with other shapes, dtypes or slots. Each
+failure is an ``ArtifactError`` saying what is wrong.
 
 The loaded model is called like the ``tfc.compile`` result it was saved from: feeds
 positionally (or by name as keywords), results in the structure of the fetches, the same
-errors for values of the wrong shape.
+errors for values of the wrong shape. It is thread-safe: each call takes its own slots,
+dims, arena and error record from a free list, so threads run calls in parallel (a model
+with RNG state runs one call at a time, so every call draws fresh numbers).
 """
 from __future__ import annotations
 
@@ -19,16 +24,23 @@ import json
 import os
 import platform
 import struct
+import threading
 from typing import Optional
 
 import numpy as np
 
+try:
+    from tfc import program_errors  # the codes and messages (numpy only)
+except ImportError:  # the loader copied on its own: errors name their code, not TF's message
+    program_errors = None
+
 FORMAT = "tfc-aot"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the library embeds its signature (SIGNATURE_SYMBOL)
 MANIFEST = "manifest.json"
+SIGNATURE_SYMBOL = "tfc_signature"  # const char[]: signature_text(embedded_signature(...)), NUL-terminated
 WEIGHTS_MAGIC = b"TFCWGHT1"
 ARENA_ALIGN = 64
-ERROR_GATHER_INDEX = 1
+ERROR_RECORD_SIZE = program_errors.RECORD_SIZE if program_errors else 32  # int64 slots
 
 # LLVM x86 feature name -> /proc/cpuinfo flag, for the features compiled code can use.
 # (Other features in the manifest, e.g. system ones, are not checked.)
@@ -61,6 +73,16 @@ class _SourceOp:
     def __init__(self, name: str, frames):
         self.name = name
         self._user_frames = [tuple(f) for f in frames]
+
+
+def _program_error(error_class: str, message: str, op: Optional[dict] = None) -> Exception:
+    """tf.errors.<error_class> blaming ``op`` (a ValueError when the loader was copied on its own)."""
+    source = _SourceOp(op["op"], op.get("defined_at", ())) if op and op.get("op") else None
+    try:
+        from tfc.frontend import errors
+    except ImportError:
+        return ValueError(message)
+    return getattr(errors, error_class)(None, source, message)
 
 
 def _invalid_argument(message: str, op: Optional[dict] = None) -> Exception:
@@ -102,8 +124,17 @@ def read_manifest(directory: str) -> dict:
 
 
 def verify_files(directory: str, manifest: dict) -> None:
-    """Every file the manifest lists exists with its size and sha256."""
-    for name, expected in manifest["files"].items():
+    """Every file the manifest lists exists with its size and sha256; the library and the
+    weights file are listed."""
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        raise ArtifactError(f"artifact {directory}: {MANIFEST} lists no files (\"files\" is {files!r}); the manifest "
+                            "is damaged: rebuild the artifact")
+    for name in (manifest.get("library"), (manifest.get("weights") or {}).get("file")):
+        if name not in files:
+            raise ArtifactError(f"artifact {directory}: {MANIFEST} does not list {name!r} among its files; the "
+                                "manifest is damaged: rebuild the artifact")
+    for name, expected in files.items():
         path = os.path.join(directory, name)
         try:
             size = os.path.getsize(path)
@@ -116,6 +147,92 @@ def verify_files(directory: str, manifest: dict) -> None:
         if _sha256(path) != expected["sha256"]:
             raise ArtifactError(f"artifact {directory}: {name} was modified (its sha256 does not match the "
                                 "manifest); rebuild or recopy the artifact")
+
+
+def embedded_signature(manifest: dict, weights_sha256: str) -> dict:
+    """What the library embeds about itself: every manifest field the loader trusts when it
+    calls the code (tensor names, dtypes, symbolic shapes and slots, the arena size, the
+    slot layout, the entry, the fetch structure, the weights layout and hash)."""
+    def tensors(key: str, fields: tuple) -> list:
+        return [{f: t[f] for f in fields} for t in manifest[key]]
+
+    weights = manifest["weights"]
+    return {
+        "entry": manifest["entry"],
+        "symbols": manifest["symbols"],
+        "inputs": tensors("inputs", ("name", "tensor", "op", "dtype", "shape", "slot")),
+        "states": tensors("states", ("name", "kind", "dtype", "shape", "slot")),
+        "outputs": tensors("outputs", ("name", "tensor", "dtype", "shape", "slot")),
+        "structure": manifest["structure"],
+        "arena_bytes": manifest["arena_bytes"],
+        "slots": manifest["slots"],
+        "weights": {"file": weights["file"], "header_bytes": weights["header_bytes"],
+                    "data_bytes": weights["data_bytes"], "sha256": weights_sha256},
+    }
+
+
+def signature_text(signature: dict) -> str:
+    """The canonical JSON of a signature (ASCII: it is a C string in the library)."""
+    return json.dumps(signature, sort_keys=True, separators=(",", ":"))
+
+
+def read_embedded_signature(directory: str, manifest: dict, library) -> dict:
+    """The signature the library was built with (``SIGNATURE_SYMBOL``)."""
+    try:
+        address = ctypes.addressof(ctypes.c_char.in_dll(library, SIGNATURE_SYMBOL))
+    except ValueError:
+        raise ArtifactError(f"artifact {directory}: {manifest['library']} does not embed its signature "
+                            f"({SIGNATURE_SYMBOL}); rebuild the artifact") from None
+    try:
+        return json.loads(ctypes.string_at(address).decode())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ArtifactError(f"artifact {directory}: the signature {manifest['library']} embeds is not valid JSON "
+                            f"({e})") from None
+
+
+def check_signature(directory: str, manifest: dict, library) -> None:
+    """The manifest says what the library was built with: the first field that differs is
+    named in the ArtifactError."""
+    built = read_embedded_signature(directory, manifest, library)
+    try:
+        claimed = embedded_signature(manifest, manifest["files"][manifest["weights"]["file"]]["sha256"])
+    except (KeyError, TypeError) as e:
+        raise ArtifactError(f"artifact {directory}: {MANIFEST} lacks the field {e} of the signature") from None
+    difference = _first_difference(claimed, built, "")
+    if difference is not None:
+        path, in_manifest, in_library = difference
+        raise ArtifactError(f"artifact {directory}: {MANIFEST} does not match the signature {manifest['library']} "
+                            f"was built with: {path} is {_json_text(in_manifest)} in {MANIFEST} but "
+                            f"{_json_text(in_library)} in {manifest['library']}; rebuild the artifact")
+
+
+_MISSING = object()
+
+
+def _first_difference(a, b, path: str) -> Optional[tuple]:
+    """(path, a's value, b's value) where two JSON values first differ, else None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            found = _first_difference(a.get(key, _MISSING), b.get(key, _MISSING), f"{path}.{key}" if path else key)
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = _first_difference(x, y, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if type(a) is type(b) and a == b:
+        return None
+    return path, a, b
+
+
+def _json_text(value) -> str:
+    if value is _MISSING:
+        return "absent"
+    text = json.dumps(value)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _sha256(path: str) -> str:
@@ -179,8 +296,31 @@ def _dim_function(d, symbols: list):
 
 
 # -- the model ----------------------------------------------------------------------------------
+class _CallContext:
+    """The memory one call writes (slots, dims, arena, error record): one call at a time."""
+
+    __slots__ = ("slots", "dims", "error", "arena", "runs")
+
+    def __init__(self, slots: dict, num_symbols: int, weights: np.ndarray):
+        self.slots = (ctypes.c_void_p * slots["count"])()
+        self.dims = (ctypes.c_int64 * max(1, num_symbols))()
+        self.error = np.zeros(ERROR_RECORD_SIZE, dtype=np.int64)
+        self.slots[slots["error"]] = self.error.ctypes.data
+        self.slots[slots["weights"]] = weights.ctypes.data
+        self.arena = np.empty(0, dtype=np.uint8)
+        self.runs = 0
+
+    def grow_arena(self, size: int, arena_slot: int) -> None:
+        self.arena = np.empty(size + ARENA_ALIGN, dtype=np.uint8)
+        address = self.arena.__array_interface__["data"][0]
+        self.slots[arena_slot] = address + (-address % ARENA_ALIGN)
+
+
 class LoadedModel:
-    """A loaded artifact: call it like the ``tfc.compile`` result it was saved from."""
+    """A loaded artifact: call it like the ``tfc.compile`` result it was saved from.
+
+    Thread-safe: calls from several threads run in parallel, each with its own
+    ``_CallContext``; a model with state (RNG counters) runs one call at a time."""
 
     def __init__(self, directory: str, manifest: dict, library, weights: np.ndarray):
         self.directory = directory
@@ -208,16 +348,21 @@ class LoadedModel:
                 else:
                     self._checks.append((i, axis, _dim_function(d, self.symbols)))
         self._arena_size = _dim_function(manifest["arena_bytes"], self.symbols)
-        self._arena = np.empty(0, dtype=np.uint8)
-        self._error = np.zeros(4, dtype=np.int64)
-        slots = manifest["slots"]
-        self._slots = (ctypes.c_void_p * slots["count"])()
-        self._slot_arena = slots["arena"]
-        self._slots[slots["error"]] = self._error.ctypes.data
-        self._slots[slots["weights"]] = weights.ctypes.data
-        self._dims = (ctypes.c_int64 * max(1, len(self.symbols)))()
+        self._slot_arena = manifest["slots"]["arena"]
+        self._contexts: list = []  # every context made (for ``runs``)
+        self._free: list = []  # the contexts no call is using; list.pop/append are atomic
+        self._state_lock = threading.Lock() if self._states else None
         self._structure = manifest["structure"]
-        self.runs = 0
+
+    def _new_context(self) -> _CallContext:
+        context = _CallContext(self.manifest["slots"], len(self.symbols), self._weights)
+        self._contexts.append(context)
+        return context
+
+    @property
+    def runs(self) -> int:
+        """Calls that reached the compiled code, over all threads."""
+        return sum(context.runs for context in list(self._contexts))
 
     def __repr__(self) -> str:
         def sig(t):
@@ -257,10 +402,26 @@ class LoadedModel:
         """One run on arrays in signature order (exact dtypes, C order); returns the output arrays."""
         bound = self._bind(values)
         outputs = [np.empty([f(bound) for f in dims], dtype=dtype) for dtype, dims in self._out]
+        free = self._free
+        try:
+            context = free.pop()
+        except IndexError:
+            context = self._new_context()
+        try:
+            if self._state_lock is None:
+                self._call(context, values, outputs, bound)
+            else:
+                with self._state_lock:
+                    self._call(context, values, outputs, bound)
+        finally:
+            free.append(context)
+        return outputs
+
+    def _call(self, context: _CallContext, values, outputs: list, bound: tuple) -> None:
         arena_size = self._arena_size(bound)
-        if self._arena.size < arena_size + ARENA_ALIGN:
-            self._arena = np.empty(arena_size + ARENA_ALIGN, dtype=np.uint8)
-        slots = self._slots
+        if context.arena.size < arena_size + ARENA_ALIGN:
+            context.grow_arena(arena_size, self._slot_arena)
+        slots = context.slots
         position = 0
         for value in values:
             slots[position] = value.__array_interface__["data"][0]
@@ -271,15 +432,13 @@ class LoadedModel:
         for out in outputs:
             slots[position] = out.__array_interface__["data"][0]
             position += 1
-        address = self._arena.__array_interface__["data"][0]
-        slots[self._slot_arena] = address + (-address % ARENA_ALIGN)
+        dims = context.dims
         for i, size in enumerate(bound):
-            self._dims[i] = size
-        status = self._entry(slots, self._dims)
-        self.runs += 1
+            dims[i] = size
+        status = self._entry(slots, dims)
+        context.runs += 1
         if status != 0:
-            self._raise(status)
-        return outputs
+            self._raise(status, context.error)
 
     def _bind(self, values) -> tuple:
         if len(values) != len(self.inputs):
@@ -315,13 +474,18 @@ class LoadedModel:
                                 f"needs {expected} (shape {list(value.shape)} vs. "
                                 f"[{', '.join(map(str, t['shape']))}])")
 
-    def _raise(self, status: int) -> None:
-        limit, op_index, position, value = (int(v) for v in self._error)
+    def _raise(self, status: int, error: np.ndarray) -> None:
+        """The error a failed run reported (tfc/program_errors.py), naming the op."""
+        op_index = int(error[1])
         names = self.manifest["op_names"]
         op_name = names[op_index] if 0 <= op_index < len(names) else "?"
-        if status == ERROR_GATHER_INDEX:
-            raise _invalid_argument(f"indices[{position}] = {value} is not in [0, {limit}) (in '{op_name}')")
-        raise _invalid_argument(f"compiled program failed with status {status} in '{op_name}'")
+        described = program_errors.describe(status, error) if program_errors else None
+        if described is None:
+            described = "InvalidArgumentError", f"compiled program failed with status {status}"
+        error_class, message = described
+        sources = self.manifest.get("op_sources") or []
+        raise _program_error(error_class, f"{message} (in '{op_name}')",
+                             sources[op_index] if 0 <= op_index < len(sources) else None)
 
 
 def _build(node: dict, values: list):
@@ -347,13 +511,12 @@ def _build(node: dict, values: list):
 
 
 def default_pool_size() -> int:
-    configured = os.environ.get("TFC_NUM_THREADS")
-    if configured:
-        return max(1, int(configured))
     try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
+        from tfc._env import default_pool_size as configured_pool_size
+    except ImportError:  # the loader copied on its own: TFC_NUM_THREADS is used when valid
+        text = os.environ.get("TFC_NUM_THREADS", "").strip()
+        return int(text) if text.isdigit() and int(text) > 0 else max(1, os.cpu_count() or 1)
+    return configured_pool_size()
 
 
 def _read_weights(directory: str, manifest: dict) -> np.ndarray:
@@ -385,7 +548,8 @@ def load(directory: str, num_threads: Optional[int] = None, check_cpu: bool = Tr
     """Load an artifact folder written by ``CompiledGraph.save`` or ``tfc aot``.
 
     Raises ArtifactError when the folder is not a valid artifact (missing or modified files,
-    a damaged manifest) or was built for an architecture or CPU features this host lacks.
+    a damaged manifest, a manifest that does not match the signature the library embeds) or
+    was built for an architecture or CPU features this host lacks.
     ``num_threads`` sizes the library's thread pool (default: TFC_NUM_THREADS, else the
     cores this process may use)."""
     directory = os.fspath(directory)
@@ -402,6 +566,7 @@ def load(directory: str, num_threads: Optional[int] = None, check_cpu: bool = Tr
     for symbol in manifest["exports"]:
         if not hasattr(library, symbol):
             raise ArtifactError(f"artifact {directory}: {manifest['library']} does not export {symbol}")
+    check_signature(directory, manifest, library)
     set_size = library.tfc_pool_set_size
     set_size.restype = None
     set_size.argtypes = [ctypes.c_int64]

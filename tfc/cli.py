@@ -7,21 +7,68 @@ import os
 import re
 import runpy
 import sys
+import traceback
 
 
-def _load_graph(path: str):
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake reported on one line."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _load_graph(path: str, command: str = "dump-ir"):
     """Build the graph a Python file (module level) or a GraphDef file (.pb) describes."""
+    from tfc import _api
     from tfc.frontend.graph import Graph
 
+    if not os.path.isfile(path):
+        raise SystemExit(f"tfc {command}: {path}: {'not a file' if os.path.exists(path) else 'no such file'}")
+    _api.build()  # registers every op type a GraphDef may use
     graph = Graph()
     with graph.as_default():
         if path.endswith((".pb", ".pbtxt")):
             from tfc.frontend.graph_io import load_graph_def
 
             load_graph_def(path, name="")
+            for op in graph.get_operations():
+                op._user_frames = ()  # made by the GraphDef's author, not at a line of this command
         else:
-            runpy.run_path(path, run_name="__tfc_dump_ir__")
+            _run_graph_script(path, command)
     return graph
+
+
+def _run_graph_script(path: str, command: str) -> None:
+    """Run a Python file that builds a graph; its failure is one line naming where it failed."""
+    try:
+        runpy.run_path(path, run_name="__tfc_dump_ir__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            raise SystemExit(f"tfc {command}: {path} exited with status {e.code} while building the graph") from None
+    except Exception as e:  # noqa: BLE001 - the user's script: any error is reported, not a tfc traceback
+        script = os.path.abspath(path)
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.abspath(f.filename) == script]
+        where = f"{path}:{frames[-1].lineno}" if frames else path
+        raise SystemExit(f"tfc {command}: {where}: {type(e).__name__}: {_one_line(e)}") from None
+
+
+def _one_line(error: BaseException) -> str:
+    from tfc.frontend.errors import OpError
+
+    text = error.message if isinstance(error, OpError) else str(error)
+    if isinstance(error, KeyError) and len(error.args) == 1 and isinstance(error.args[0], str):
+        text = error.args[0]
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _resolve_fetches(graph, names, command: str) -> list:
+    out = []
+    for name in names:
+        try:
+            out.append(graph.as_graph_element(name if ":" in name or _is_op_only(graph, name) else f"{name}:0"))
+        except (KeyError, ValueError, TypeError) as e:
+            raise SystemExit(f"tfc {command}: --fetch {name}: {_one_line(e)}") from None
+    return out
 
 
 _FEED_RE = re.compile(r"^(?P<name>[^:]+(?::\d+)?):(?P<elem>[a-z0-9]+)\[(?P<dims>[^\]]*)\]$")
@@ -30,24 +77,47 @@ _ELEM_TO_DTYPE = {"f16": "float16", "f32": "float32", "f64": "float64", "i8": "i
 
 
 def _parse_feed(text: str, graph, command: str = "dump-ir"):
-    """``NAME:f32[?,3]`` -> (tensor, dtype, shape with -1 for unknown dims)."""
+    """``NAME:f32[?,3]`` -> (tensor, dtype, shape with -1 for unknown dims).
+
+    The dtype must be the tensor's and the shape must fit its static shape."""
     from tfc.frontend import dtypes
+    from tfc.frontend.tensor_shape import TensorShape
 
     match = _FEED_RE.match(text)
-    if not match or match.group("elem") not in _ELEM_TO_DTYPE:
-        raise SystemExit(f"tfc {command}: bad --feed {text!r}; expected NAME:f32[?,3]")
+    dims = [d.strip() for d in match.group("dims").split(",")] if match else []
+    if dims == [""]:
+        dims = []
+    if not match or match.group("elem") not in _ELEM_TO_DTYPE or \
+            not all(d == "?" or d.isdigit() for d in dims):
+        raise SystemExit(f"tfc {command}: bad --feed {text!r}; expected NAME:TYPE[DIMS] like input:f32[?,784] "
+                         f"(TYPE one of {', '.join(_ELEM_TO_DTYPE)}; a dim is a number or ?)")
     name = match.group("name")
-    tensor = graph.get_tensor_by_name(name if ":" in name else f"{name}:0")
-    dims = [d.strip() for d in match.group("dims").split(",") if d.strip()]
+    try:
+        tensor = graph.get_tensor_by_name(name if ":" in name else f"{name}:0")
+    except (KeyError, ValueError) as e:
+        raise SystemExit(f"tfc {command}: --feed {text}: {_one_line(e)}") from None
+    dtype = dtypes.as_dtype(_ELEM_TO_DTYPE[match.group("elem")])
+    if tensor.dtype.base_dtype != dtype:
+        raise SystemExit(f"tfc {command}: --feed {text}: {tensor.name} is {tensor.dtype.base_dtype.name}, not "
+                         f"{dtype.name}")
     shape = tuple(-1 if d == "?" else int(d) for d in dims)
-    return tensor, dtypes.as_dtype(_ELEM_TO_DTYPE[match.group("elem")]), shape
+    if not tensor.shape.is_compatible_with(TensorShape([None if d == -1 else d for d in shape])):
+        raise SystemExit(f"tfc {command}: --feed {text} does not fit {tensor.name}, whose shape is "
+                         f"{_shape_text(tensor.shape)}")
+    return tensor, dtype, shape
+
+
+def _shape_text(shape) -> str:
+    if shape.ndims is None:
+        return "unknown"
+    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
 
 
 def _compile_for_dump(graph, fetch_names, feed_texts):
     from tfc.compiler import compile_module
     from tfc.passes.lower import FeedSpec, lower_graph, prune
 
-    fetches = [graph.as_graph_element(n if ":" in n or _is_op_only(graph, n) else f"{n}:0") for n in fetch_names]
+    fetches = _resolve_fetches(graph, fetch_names, "dump-ir")
     tensors = [f for f in fetches if hasattr(f, "value_index")]
     ops = [f for f in fetches if not hasattr(f, "value_index")]
     specs = {}
@@ -74,11 +144,16 @@ def _is_op_only(graph, name: str) -> bool:
 
 
 def dump_ir(args) -> int:
+    if args.verify_each:
+        os.environ["TFC_VERIFY_EACH"] = "1"  # the compiler verifies after every pass, naming a breaking one
+    try:
+        pattern = re.compile(args.passes) if args.passes else None
+    except re.error as e:
+        raise SystemExit(f"tfc dump-ir: bad --passes regex {args.passes!r}: {e}") from None
     graph = _load_graph(args.input)
     result, stages = _compile_for_dump(graph, args.fetch, args.feed or [])
     selected = [stages[0]]
     if args.after_all or args.passes:
-        pattern = re.compile(args.passes) if args.passes else None
         selected += [s for s in stages[1:] if pattern is None or pattern.search(s[0])]
     if stages[-1] not in selected:
         selected.append(stages[-1])
@@ -117,22 +192,15 @@ def _write_dumps(directory: str, stages) -> None:
 def aot(args) -> int:
     """Compile fetches of a graph file into an ahead-of-time artifact folder."""
     import tfc
-    import tfc.compat.v1 as tf
     from tfc.codegen.aot import AOTError
     from tfc.passes.lower import prune
 
-    graph = _load_graph(args.input)
-    fetches = [graph.as_graph_element(n if ":" in n or _is_op_only(graph, n) else f"{n}:0") for n in args.fetch]
+    graph = _load_graph(args.input, "aot")
+    fetches = _resolve_fetches(graph, args.fetch, "aot")
     feeds = []
     for text in args.feed or []:
-        tensor, dtype, shape = _parse_feed(text, graph, "aot")
-        if tensor.dtype.base_dtype != dtype:
-            raise SystemExit(f"tfc aot: --feed {text}: {tensor.name} is {tensor.dtype.base_dtype.name}, not "
-                             f"{dtype.name}")
-        try:
-            tensor.set_shape([None if d == -1 else d for d in shape])
-        except ValueError as e:
-            raise SystemExit(f"tfc aot: --feed {text} does not fit {tensor.name}: {e}") from None
+        tensor, _, shape = _parse_feed(text, graph, "aot")
+        tensor.set_shape([None if d == -1 else d for d in shape])
         feeds.append(tensor)
     tensors = [f for f in fetches if hasattr(f, "value_index")]
     ops = [f for f in fetches if not hasattr(f, "value_index")]
@@ -144,13 +212,9 @@ def aot(args) -> int:
                                  f"{op.name}:f32[?,...]")
             feeds.append(op.outputs[0])
     session = None
-    if any(op.type in ("VariableV2", "Variable", "VarHandleOp") for op in needed):
-        with graph.as_default():
-            session = tf.Session(graph=graph)
-            if args.checkpoint:
-                tf.train.Saver().restore(session, args.checkpoint)
-            else:
-                session.run(tf.global_variables_initializer())
+    variables = [op for op in needed if op.type in ("VariableV2", "Variable", "VarHandleOp")]
+    if variables:
+        session = _variables_session(graph, variables, args)
     try:
         compiled = tfc.compile(fetches[0] if len(fetches) == 1 else fetches, feeds=feeds, graph=graph,
                                session=session, freeze_variables=True, native=False)
@@ -175,6 +239,31 @@ def aot(args) -> int:
     return 0
 
 
+def _variables_session(graph, variables, args):
+    """A session holding the variables' values: restored from --checkpoint, or their initial
+    values when the graph knows its variables (a Python file); a GraphDef does not hold them."""
+    import tfc.compat.v1 as tf
+
+    known = graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES)
+    if not known and not args.checkpoint:
+        names = ", ".join(op.name for op in variables)
+        raise SystemExit(f"tfc aot: {args.input} has variables ({names}) whose values a GraphDef does not hold; "
+                         "freeze the graph (variables to constants) or give --checkpoint PREFIX")
+    with graph.as_default():
+        session = tf.Session(graph=graph)
+        try:
+            if args.checkpoint:
+                # A GraphDef has no variable collection: restore the variables it needs by op name.
+                saver = tf.train.Saver() if known else tf.train.Saver({op.name: op.outputs[0] for op in variables})
+                saver.restore(session, args.checkpoint)
+            else:
+                session.run(tf.global_variables_initializer())
+        except BaseException:
+            session.close()
+            raise
+    return session
+
+
 def _bench(rest) -> int:
     """Run benchmarks/ (it ships with the source checkout, beside the tfc package)."""
     try:
@@ -195,7 +284,8 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:
         return _bench(argv[1:])  # everything after `bench` belongs to the runner
-    parser = argparse.ArgumentParser(prog="tfc", description="tfc: TF1 graphs compiled to native code")
+    parser = _Parser(prog="tfc", description="tfc: TF1 graphs compiled to native code")
+    parser.add_argument("--traceback", action="store_true", help="show the Python traceback of an error")
     commands = parser.add_subparsers(dest="command", required=True)
 
     dump = commands.add_parser("dump-ir", help="print the IR after lowering and after each pass")
@@ -206,6 +296,8 @@ def main(argv=None) -> int:
     dump.add_argument("--passes", help="print only after passes whose stage name matches this regex")
     dump.add_argument("--diff", action="store_true", help="print unified diffs between printed stages")
     dump.add_argument("--fusion-report", action="store_true", help="print fused kernels and refusals")
+    dump.add_argument("--verify-each", action="store_true",
+                      help="verify the IR after every pass (default: once, after the last pass)")
     dump.add_argument("--dump-to", help="write NNNN.<pass>.tfcir files and index.txt to this folder")
 
     aot_parser = commands.add_parser("aot", help="compile a graph into a shared library + header + weights folder")
@@ -224,7 +316,24 @@ def main(argv=None) -> int:
     bench = commands.add_parser("bench", help="run the benchmarks against numpy and installed peers")
     bench.add_argument("rest", nargs=argparse.REMAINDER)
 
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    try:
+        return _run(args)
+    except SystemExit:
+        raise
+    except BrokenPipeError:  # the reader stopped (`tfc dump-ir ... | head`): no more output, no message
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except Exception as e:  # noqa: BLE001 - one line, not a traceback (unless --traceback)
+        if args.traceback:
+            raise
+        raise SystemExit(f"tfc {args.command}: {_error_text(e)}") from None
+
+
+def _run(args) -> int:
     if args.command == "dump-ir":
         return dump_ir(args)
     if args.command == "aot":
@@ -236,6 +345,15 @@ def main(argv=None) -> int:
     if args.command == "bench":
         return _bench(args.rest)
     return 1
+
+
+def _error_text(error: Exception) -> str:
+    """What a user can act on; an error that is not a known user mistake is named as internal."""
+    from tfc.frontend.errors import OpError
+
+    if isinstance(error, (ValueError, KeyError, OSError, OpError)):
+        return _one_line(error)
+    return f"internal error: {type(error).__name__}: {_one_line(error)} (rerun with tfc --traceback to see where)"
 
 
 if __name__ == "__main__":

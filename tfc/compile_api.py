@@ -4,9 +4,14 @@ The result exposes the optimised IR (``.module``, ``.ir(stage)``), the pass repo
 fusion report, and is callable: feeds positionally in the order given (or by placeholder
 name as keywords), results in the structure of ``fetches``. ``.save(dir)`` writes an
 ahead-of-time artifact that ``tfc.load(dir)`` runs the same way without the compiler.
+
+Calling it is thread-safe: calls run in parallel (the executable gives each call its own
+buffers), except that a program updating state (RNG counters, assigned variables) runs
+one call at a time, so every call sees and leaves consistent state.
 """
 from __future__ import annotations
 
+import threading
 from typing import Optional
 
 import numpy as np
@@ -26,6 +31,7 @@ class CompiledGraph:
         self._variable_values = variable_values
         self._session = session
         self._rng_states: dict = {}
+        self._state_lock = threading.Lock() if _updates_state(result.module.main) else None
 
     # -- inspection -------------------------------------------------------------------------
     @property
@@ -83,8 +89,13 @@ class CompiledGraph:
         if self.result.executable is None:
             raise RuntimeError("this graph was compiled with native=False (IR only); it cannot run")
         values = self._feed_values(args, kwargs)
-        refs = [self._ref_value(slot) for slot in self.lowered.refs]
-        outputs = self.result.executable.run(values + refs)
+        if self._state_lock is None:
+            refs = [self._ref_value(slot) for slot in self.lowered.refs]
+            outputs = self.result.executable.run(values + refs)
+        else:
+            with self._state_lock:
+                refs = [self._ref_value(slot) for slot in self.lowered.refs]
+                outputs = self.result.executable.run(values + refs)
         return self._plan.build([to_fetch_value(o) for o in outputs])
 
     def _feed_values(self, args, kwargs) -> list:
@@ -150,6 +161,11 @@ def compile(fetches, feeds=(), graph=None, session=None, freeze_variables: bool 
     result = compile_module(lowered.module, dump=lambda name, module: stages.append((name, str(module))),
                             constraints=lowered.constraints, native=native, profile=profile)
     return CompiledGraph(plan, feeds, lowered, result, stages, {}, None if freeze_variables else session)
+
+
+def _updates_state(function: ir.Function) -> bool:
+    """Whether the program writes a ref argument (assigns a variable or advances an RNG)."""
+    return any(op.name in ("assign", "rng") for op in function.walk())
 
 
 def _graph_of(fetches) -> Optional[object]:

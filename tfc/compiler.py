@@ -1,8 +1,14 @@
 """The compiler driver: IR module -> optimised, fused, buffer-planned IR -> native code.
 
 ``compile_module`` is the one path every caller takes (Session.run, tfc.compile, the
-tests): the pass pipeline with verification between passes, LLVM code generation, JIT
-compilation, and an Executable that calls the result.
+tests): the pass pipeline (verified once at the end, or after every pass with
+``verify="each"`` / ``TFC_VERIFY_EACH=1``), LLVM code generation, JIT compilation, and an
+Executable that calls the result.
+
+``CompileResult.timings`` says where the time went, in seconds: ``passes``, ``codegen``
+(LLVM IR emission), ``runtime`` (the prebuilt GEMM/conv runtime, compiled once per
+process), ``llvm_parse``, ``llvm_opt``, ``llvm_codegen`` (MCJIT: instruction selection,
+object emission, linking) or ``cache_load`` (persistent cache hit).
 """
 from __future__ import annotations
 
@@ -37,22 +43,24 @@ class CompileResult:
 
 
 def compile_module(module: ir.Module, dump: Optional[Callable] = None, constraints=(), source_ops=None,
-                   op_names=None, native: bool = True, profile: bool = False) -> CompileResult:
+                   op_names=None, native: bool = True, profile: bool = False,
+                   verify: Optional[str] = None) -> CompileResult:
     """Optimise ``module`` in place and compile its ``main`` to native code.
 
     ``native=False`` stops after the passes (for IR dumps): no executable. ``profile``: the
-    code times each kernel call (``executable.profile()``).
+    code times each kernel call (``executable.profile()``). ``verify``: "each", "end" or
+    "none" (default: ``passes.manager.default_verify()``, "end" unless TFC_VERIFY_EACH=1).
     """
     from tfc.codegen.jit import compile_ir
     from tfc.codegen.program import Program
     from tfc.passes.buffer_assign import arena_bytes
     from tfc.passes.fusion import Fusion
-    from tfc.passes.manager import PassManager
+    from tfc.passes.manager import PassManager, default_verify
     from tfc.runtime.executable import Executable
 
     pipeline = full_pipeline()
     start = time.perf_counter()
-    report = PassManager(pipeline, dump=dump).run(module)
+    report = PassManager(pipeline, verify=verify or default_verify(), dump=dump).run(module)
     timings = {"passes": time.perf_counter() - start}
     function = module.main
     fusion = next((p for p in pipeline if isinstance(p, Fusion)), None)
@@ -64,7 +72,9 @@ def compile_module(module: ir.Module, dump: Optional[Callable] = None, constrain
     timings["codegen"] = time.perf_counter() - start
     from tfc.codegen.parallel import jit_runtime
 
+    start = time.perf_counter()
     jit_runtime()
+    timings["runtime"] = time.perf_counter() - start
     code = compile_ir(llvm_ir)
     timings.update(code.timings)
     top_ops = [op for op in function.body.ops if op.name != "return"]

@@ -94,7 +94,7 @@ def test_tfc_aot_command_with_a_portable_cpu_baseline(tmp_path, capsys):
     assert main(["aot", os.path.join(EXAMPLE, "model.py"), "--fetch", "probabilities", "--feed", "x:f32[?,16]",
                  "--target-cpu", "x86-64-v2", "-o", out]) == 0
     printed = capsys.readouterr().out
-    assert "input  x: float32[s0, 16]" in printed and "exports: tfc_main, tfc_pool_set_size" in printed
+    assert "input  x: float32[s0, 16]" in printed and "exports: tfc_main, tfc_pool_set_size, tfc_signature" in printed
     manifest = json.load(open(os.path.join(out, "manifest.json")))
     assert manifest["target"]["cpu"] == "x86-64-v2"
     assert "sse4.2" in manifest["target"]["features"] and "avx" not in manifest["target"]["features"]

@@ -55,9 +55,9 @@ def test_only_the_documented_symbols_are_exported(mlp):
     library = os.path.join(mlp.directory, "libmodel.so")
     out = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True, text=True, check=True).stdout
     names = {line.split()[-1] for line in out.splitlines() if line.strip()}
-    assert names == {"tfc_main", "tfc_pool_set_size"}
+    assert names == {"tfc_main", "tfc_pool_set_size", "tfc_signature"}
     manifest = json.load(open(os.path.join(mlp.directory, "manifest.json")))
-    assert manifest["exports"] == ["tfc_main", "tfc_pool_set_size"]
+    assert manifest["exports"] == ["tfc_main", "tfc_pool_set_size", "tfc_signature"]
 
 
 @pytest.fixture

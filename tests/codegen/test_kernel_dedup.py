@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tfc import ir
 from tfc.codegen.program import Program
@@ -51,3 +52,23 @@ def test_shared_kernels_compute_what_the_evaluator_computes():
     for batch in (1, 5, 300):
         check(text, [rng.standard_normal((batch, 8)).astype(np.float32),
                      rng.standard_normal((8, 8)).astype(np.float32) * 0.5], exact=False)
+
+
+def test_ops_with_one_key_call_one_kernel_without_emitting_it_again(monkeypatch):
+    monkeypatch.setenv("TFC_CHECK_KERNEL_SHARING", "0")
+    program = Program(_planned(_layers(6, [0.5] * 6)))
+    program.emit()
+    # The first layer's region lists the constant after the dot (the others before it):
+    # a different key, emitted once more, and then merged by its LLVM text.
+    assert program.kernel_counts == (2, 1)
+
+
+def test_checked_sharing_reports_a_key_that_misses_a_difference(monkeypatch):
+    import tfc.codegen.kernel_key as kernel_key_module
+    from tfc.codegen.llvm_util import CodegenError
+
+    monkeypatch.setenv("TFC_CHECK_KERNEL_SHARING", "1")
+    monkeypatch.setattr(kernel_key_module, "IGNORED_ATTRS", frozenset({"_buf", "value"}))
+    program = Program(_planned(_layers(2, [0.5, 0.25])))
+    with pytest.raises(CodegenError, match="kernel sharing: 'fusion' at op 1 has the key of k0.fusion but emits k1.fusion"):
+        program.emit()

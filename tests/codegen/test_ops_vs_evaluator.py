@@ -19,7 +19,7 @@ from tfc import ir
 from tfc.ir.dims import dim_eval, parse_dim
 from tfc.ir.ops import BINARY_LOGICAL, BINARY_NUMERIC, COMPARE_DIRECTIONS, UNARY_FLOAT
 
-from .helpers import (FLOATS, INTS, SIGNED, arrays, check, compiled, elements, func, np_dtype, run_both,
+from .helpers import (FLOATS, INTS, SIGNED, arrays, check, compiled, elements, func, np_dtype, reference, run_both,
                       seeded_array)
 
 COVERED: set = set()
@@ -361,6 +361,53 @@ def test_gather(elem, index, data):
             data.draw(arrays(idtype, (s1,), elems=indices)), data.draw(arrays(idtype, (s1, 2), elems=indices)),
             data.draw(arrays(idtype, (), elems=indices))]
     check(text, args)
+
+
+_CHECKS = {  # kind: (operand shape, attrs text, values drawn)
+    "divisor": ("[s0,2]", 'kind="divisor", unless_empty=[s1]', st.integers(-2, 2)),
+    "truncate_divisor": ("[s0]", 'kind="truncate_divisor"', st.integers(-1, 3)),
+    "exponent": ("[s0]", 'kind="exponent", unless_empty=[s1, 2]', st.integers(-2, 3)),
+    "segment_id": ("[2,s0]", 'bound=[s1], kind="segment_id"', st.integers(-3, 5)),
+    "label": ("[s0]", 'bound=[s1], kind="label"', st.integers(-2, 5)),
+    "slice_index": ("[]", 'axis=1, bound=[s1], kind="slice_index"', st.integers(-2, 5)),
+    "slice_begin": ("[]", 'axis=0, bound=[s1], kind="slice_begin", size=[2]', st.integers(-2, 5)),
+    "reduction_axis": ("[3,s0]", 'axis=1, kind="reduction_axis"', st.integers(-2, 2)),
+}
+
+
+def outcome(run):
+    """("ok", results) or (tf.errors class name, message without the op suffix)."""
+    try:
+        return "ok", run()
+    except ir.evaluator.CheckFailure as failure:
+        return failure.error, failure.message
+    except Exception as error:  # the compiled program's tf.errors class
+        return type(error).__name__, error.message.rsplit(" (in '", 1)[0]
+
+
+@covers("check")
+@pytest.mark.parametrize("kind", sorted(_CHECKS))
+@pytest.mark.parametrize("elem", ["i8", "i64", "u8"])
+@EXAMPLES
+@given(data=st.data())
+def test_check(kind, elem, data):
+    shape, attrs, values = _CHECKS[kind]
+    elem = "i32" if kind == "label" and elem != "i64" else elem  # labels are i32/i64
+    text = func(f"(%x: {elem}{shape}, %n: f32[s1]) -> ({elem}{shape})", f"check %x {{{attrs}}}", "return %x")
+    s0, s1 = data.draw(SIZES), data.draw(SIZES)
+    dims = [dim_eval(parse_dim(d), {"s0": s0}) for d in shape.strip("[]").split(",") if d]
+    dtype = np_dtype(elem)
+    if dtype.kind == "u":
+        values = values.filter(lambda v: v >= 0)
+    x = data.draw(arrays(dtype, dims, elems=values))
+    args = [x, np.zeros(s1, np.float32)]
+    expected = outcome(lambda: ir.evaluate(reference(text), [a.copy() for a in args]))
+    got = outcome(lambda: compiled(text).executable.run([a.copy() for a in args]))
+    assert got[0] == expected[0], (got, expected)
+    if expected[0] == "ok":
+        np.testing.assert_array_equal(got[1][0], x)
+    else:
+        assert got[1] == expected[1]
 
 
 @covers("scatter_add")
@@ -735,6 +782,6 @@ def test_reused_arena_keeps_room_for_its_alignment():
     program = compiled(text).executable
     for s0 in (0, 1, 2, 5, 6):
         check(text, [np.ones((s0, 3), np.float32), np.ones((3, 3), np.float32)])
-        address = program._arena.__array_interface__["data"][0]
-        usable = program._arena.size - (-address % 64)
+        address = program._contexts[0].arena.__array_interface__["data"][0]
+        usable = program._contexts[0].arena.size - (-address % 64)
         assert usable >= program._arena_size(program.bind([np.ones((s0, 3), np.float32), np.ones((3, 3), np.float32)]))

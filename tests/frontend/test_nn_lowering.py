@@ -197,18 +197,14 @@ def test_sparse_softmax_cross_entropy_with_logits(label_dtype):
 
     def feeds(n):
         rng = np.random.default_rng(n)
-        lab = rng.integers(0, 4, n)
-        lab[-1] = 4 if n == 2 else -1  # out of range: NaN row
+        lab = rng.integers(0, 4, n)  # out-of-range labels raise: tests/frontend/test_integer_semantics.py
         return {logits: rng.normal(size=(n, 4)) * 4, labels: lab}
 
     def check(fed, out):
         lv, lab = fed[logits], fed[labels]
-        valid = (lab >= 0) & (lab < 4)
         one_hot = np.zeros_like(lv)
-        one_hot[np.arange(len(lab))[valid], lab[valid]] = 1
+        one_hot[np.arange(len(lab)), lab] = 1
         ref_loss, ref_backprop = np_xent(lv, one_hot)
-        ref_loss[~valid] = np.nan
-        ref_backprop[~valid] = np.nan
         assert_close(out["loss"], ref_loss, "loss", rtol=1e-12, atol=1e-12)
         assert_close(out["backprop"], ref_backprop, "backprop", rtol=1e-12, atol=1e-12)
         assert_close(out["loss32"], ref_loss.astype(np.float32), "loss32", rtol=1e-5, atol=1e-5)

@@ -279,6 +279,36 @@ def test_restore_errors_name_the_problem():
             saver.restore(sess, "model.ckpt")
 
 
+@pytest.mark.parametrize("shape, lhs", [((2, 3), "[2,3]"), ((), "[]")])
+def test_restore_into_a_variable_of_another_rank_is_invalid_argument(shape, lhs):
+    """v1 was saved with shape [3]; TF 2.x's Saver.restore into ref variables of rank 2 and
+    rank 0 gives these messages (a run-time Assign error, not a compile error)."""
+    save_seed_model("model.ckpt")
+    tf.reset_default_graph()
+    tf.get_variable("v1", shape, initializer=tf.zeros_initializer)
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            saver.restore(sess, "model.ckpt")
+    assert info.value.message == (
+        "Restoring from checkpoint failed. This is most likely due to a mismatch between the current graph and the "
+        "graph from the checkpoint. Please ensure that you have not altered the graph expected based on the "
+        "checkpoint. Original error:\n\nAssign requires shapes of both tensors to match. "
+        f"lhs shape= {lhs} rhs shape= [3]")
+    assert info.value.op.name == "save/Assign"
+
+
+def test_assign_of_a_fed_value_of_another_rank_is_invalid_argument():
+    v = tf.Variable(tf.zeros([2, 3]), name="v")
+    p = tf.placeholder(tf.float32)
+    assign = tf.assign(v, p)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(assign, {p: np.zeros([3], np.float32)})
+    assert info.value.message == "Assign requires shapes of both tensors to match. lhs shape= [2,3] rhs shape= [?]"
+    assert info.value.op is assign.op
+
+
 def test_restore_of_a_corrupt_checkpoint_is_data_loss():
     save_seed_model("model.ckpt", write_meta_graph=False)
     with open("model.ckpt.data-00000-of-00001", "r+b") as f:

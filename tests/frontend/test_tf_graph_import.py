@@ -213,6 +213,95 @@ def test_input_map_with_wrong_dtype():
         tf.import_graph_def(graph_def, input_map={"x:0": ints})
 
 
+# -- malformed GraphDefs: TF 2.x's errors, and nothing half-imported -------------------------
+_CONST_A = ('node { name: "a" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } '
+            'attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }\n')
+
+
+def _identity(name: str, *inputs: str) -> str:
+    listed = " ".join(f'input: "{i}"' for i in inputs)
+    return f'node {{ name: "{name}" op: "Identity" {listed} attr {{ key: "T" value {{ type: DT_FLOAT }} }} }}\n'
+
+
+def _graph_def(text: str) -> GraphDef:
+    from google.protobuf import text_format
+
+    return text_format.Parse(text, GraphDef())
+
+
+# The messages are TensorFlow 2.x's (tf.compat.v1.import_graph_def) for the same GraphDefs.
+BAD_GRAPH_DEFS = {
+    "missing input": (_CONST_A + _identity("b", "nope"), "Node 'b': Unknown input node 'nope'"),
+    "missing control input": (_CONST_A + _identity("b", "a", "^nope"), "Node 'b': Unknown input node '^nope'"),
+    "negative index": (_CONST_A + _identity("b", "a:-1"), "Node 'b': Unknown input node 'a:-1'"),
+    "bad output index": (_CONST_A + _identity("b", "a:3"),
+                         "Node 'b': Connecting to invalid output 3 of source node a which has 1 outputs."),
+    "bad index before its source": (_identity("b", "a:3") + _CONST_A,
+                                    "Node 'b': Connecting to invalid output 3 of source node a which has 1 outputs."),
+    "two-node cycle": (_identity("a", "b") + _identity("b", "a"), "2 nodes in a cycle"),
+    "self loop": (_identity("a", "a"), "1 nodes in a cycle"),
+    "control-edge cycle": (_CONST_A + _identity("b", "a", "^c") + _identity("c", "b"), "2 nodes in a cycle"),
+    "behind a cycle": (_CONST_A + _identity("x", "y") + _identity("y", "x") + _identity("d", "y")
+                       + _identity("e", "a"), "3 nodes in a cycle"),
+    "cycle and missing input": (_identity("x", "y") + _identity("y", "x") + _identity("m", "nope"),
+                                "Node 'm': Unknown input node 'nope'"),
+    "cycle and bad index": (_CONST_A + _identity("x", "y") + _identity("y", "x") + _identity("m", "a:2"),
+                            "Node 'm': Connecting to invalid output 2 of source node a which has 1 outputs."),
+    "duplicate name": (_CONST_A + _CONST_A, "Node 'a' is not unique"),
+    "duplicate name used": (_CONST_A + _identity("b", "a") + _CONST_A, "Node 'a' is not unique"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_GRAPH_DEFS))
+@pytest.mark.parametrize("scope", [None, "imp"])
+def test_bad_graph_def_is_tf_value_error_and_leaves_graph_unchanged(case, scope):
+    text, message = BAD_GRAPH_DEFS[case]
+    graph = tf.get_default_graph()
+    tf.constant(0.0, name="pre")
+    version = graph.version
+    with pytest.raises(ValueError) as info:
+        tf.import_graph_def(_graph_def(text), name=scope)
+    assert str(info.value) == message
+    assert [op.name for op in graph.get_operations()] == ["pre"]
+    assert graph.version == version
+    assert [tf.constant(1.0, name=n).op.name for n in ("a", "b")] == ["a", "b"]  # no name left marked as used
+
+
+def test_failure_while_building_ops_rolls_back_everything():
+    """An import that fails after some ops were added (a shape error on the fourth node) removes
+    them, their ids and their consumer links; like TF, its scope name stays used."""
+    graph = tf.get_default_graph()
+    x = tf.placeholder(tf.float32, [2, 2], name="x")
+    text = (_CONST_A + _identity("b", "x") + _identity("c", "b")
+            + 'node { name: "m" op: "MatMul" input: "c" input: "a" attr { key: "T" value { type: DT_FLOAT } } }')
+    with pytest.raises(ValueError, match=r"Shape must be rank 2 but is rank 0 for 'imp/m'"):
+        tf.import_graph_def(_graph_def(text), input_map={"x:0": x}, name="imp")
+    assert [op.name for op in graph.get_operations()] == ["x"]
+    assert graph.version == 1
+    assert x.consumers() == []
+    tf.import_graph_def(_graph_def(_CONST_A), name="imp")
+    assert [op.name for op in graph.get_operations()] == ["x", "imp_1/a"]
+    assert graph.get_operation_by_name("imp_1/a")._id == 2
+
+
+def test_imported_names_are_uniquified_and_marked_used_like_tf():
+    graph = tf.get_default_graph()
+    tf.constant(0.0, name="a")
+    tf.import_graph_def(_graph_def(_CONST_A + _identity("b", "a")), name="")
+    assert [(op.name, [t.name for t in op.inputs]) for op in graph.get_operations()] == \
+        [("a", []), ("a_1", []), ("b", ["a_1:0"])]
+    assert tf.constant(1.0, name="b").op.name == "b_1"
+
+
+def test_input_map_may_replace_an_input_the_graph_def_lacks():
+    graph = tf.get_default_graph()
+    two = tf.constant(2.0, name="Const")
+    b, = tf.import_graph_def(_graph_def(_identity("b", "nope")), input_map={"nope:0": two},
+                             return_elements=["b:0"], name="imp")
+    assert [op.name for op in graph.get_operations()] == ["Const", "imp/b"]
+    assert list(b.op.inputs) == [two]
+
+
 # -- tfc graphs out and back in ---------------------------------------------------------------
 def build_tfc_model():
     rng = np.random.default_rng(3)

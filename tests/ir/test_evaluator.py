@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from tfc.ir import CORE_OPS, Block, Builder, ElemType, Function, Module, RefType, TensorType, sym, tensor
-from tfc.ir.evaluator import EvaluationError, evaluate, evaluate_op
+from tfc.ir.evaluator import CheckFailure, EvaluationError, evaluate, evaluate_op
 
 _DECLARED: set = set()  # ops some test claims to cover
 _SEEN: set = set()  # ops actually built by the running test
@@ -406,6 +406,59 @@ def test_gather_out_of_range_message():
         run("gather", [params, np.array([0, 7, -1], np.int32)], {"axis": 0})
     with pytest.raises(EvaluationError, match=r"indices\[3\] = -1 is not in \[0, 3\)"):
         run("gather", [params, np.array([[0, 1], [2, -1]], np.int32)], {"axis": 0})
+
+
+def run_check(x, attrs):
+    """Evaluate ``main(x) { check x {attrs}; return x }``."""
+    f = Function("main", [type_of(x)])
+    b = Builder(f.body)
+    b.op("check", [f.args[0]], attrs)
+    b.op("return", [f.args[0]])
+    return run_fn(f, [x])
+
+
+@covers("check")
+@pytest.mark.parametrize("x, attrs, message", [
+    (np.array([3, 0, 5], np.int32), {"kind": "divisor"}, "Integer division by zero"),
+    (np.array([3, 0], np.uint8), {"kind": "truncate_divisor"},
+     "Unexpected error in binary operator (only integer div and mod should have errors)"),
+    (np.array([1, -2], np.int64), {"kind": "exponent"}, "Integers to negative integer powers are not allowed"),
+    (np.array([[0, 1], [3, 9]], np.int32), {"kind": "segment_id", "bound": [2]},
+     "segment_ids[1,0] = 3 is out of range [0, 2)"),
+    (np.array([0, 5, -2, 7], np.int32), {"kind": "label", "bound": [3]},
+     "Received a label value of -2 which is outside the valid range of [0, 3).  Label values: 0 5 -2 7"),
+    (np.array(-1, np.int32), {"kind": "slice_index", "bound": [3], "axis": 1},
+     "slice index -1 of dimension 1 out of bounds."),
+    (np.array(4, np.int64), {"kind": "slice_begin", "bound": [3], "size": [0], "axis": 0},
+     "Expected begin[0] in [0, 3], but got 4"),
+    (np.array(2, np.int32), {"kind": "slice_begin", "bound": [3], "size": [2], "axis": 1},
+     "Expected size[1] in [0, 1], but got 2"),
+    (np.array(1, np.int32), {"kind": "slice_begin", "bound": [0], "size": [0], "axis": 0},
+     "Expected begin[0] == 0 (got 1) and size[0] == 0 (got 0) when input.dim_size(0) == 0"),
+    (np.zeros((3, 0), F32), {"kind": "reduction_axis", "axis": 1}, "Reduction axis 1 is empty in shape [3,0]"),
+])
+def test_check_failures_raise_tf_messages(x, attrs, message):
+    with pytest.raises(CheckFailure) as caught:
+        run_check(x, attrs)
+    assert caught.value.message == message
+    assert caught.value.error == ("InternalError" if attrs["kind"] == "truncate_divisor" else "InvalidArgumentError")
+
+
+@covers("check")
+@pytest.mark.parametrize("x, attrs", [
+    (np.array([3, -1, 5], np.int32), {"kind": "divisor"}),
+    (np.zeros(3, np.int32), {"kind": "divisor", "unless_empty": [4, 0]}),  # no result element needs x
+    (np.array([0, 9], np.int8), {"kind": "exponent"}),
+    (np.array([-1, 1, -5], np.int64), {"kind": "segment_id", "bound": [2]}),  # negative ids are dropped
+    (np.array([0, 2], np.int32), {"kind": "label", "bound": [3]}),
+    (np.zeros(0, np.int32), {"kind": "label", "bound": [0]}),
+    (np.array(2, np.int32), {"kind": "slice_index", "bound": [3]}),
+    (np.array(3, np.int32), {"kind": "slice_begin", "bound": [3], "size": [0]}),
+    (np.array(0, np.int32), {"kind": "slice_begin", "bound": [0], "size": [0]}),
+    (np.zeros((0, 3), F32), {"kind": "reduction_axis", "axis": 1}),
+])
+def test_check_passes_and_returns_nothing(x, attrs):
+    check(run_check(x, attrs), x)
 
 
 @covers("scatter_add")

@@ -93,14 +93,22 @@ def test_nested_list_attributes_merge():
     assert cse(text) == _func(sig, "%0 = dot %a, %b {contract=[[1], [0]]} : f32[3,5]", "return %0, %0")
 
 
-def test_operand_order_matters_until_canonicalize():
+def test_commutative_operands_are_put_in_canonical_order_before_keying():
     sig = "(%a: f32[2], %b: f32[2]) -> (f32[2], f32[2])"
     text = _func(sig, "%0 = add %a, %b : f32[2]", "%1 = add %b, %a : f32[2]", "return %0, %1")
-    assert_unchanged(text)
+    assert cse(text) == _func(sig, "%0 = add %a, %b : f32[2]", "return %0, %0")
     module = parse_module(text)
     Canonicalize().run(module)
     CSE().run(module)
     assert str(module) == _func(sig, "%0 = add %a, %b : f32[2]", "return %0, %0")
+    # a merge that replaces an operand by an earlier duplicate leaves canonical order behind
+    text = _func(sig, "%0 = exp %a : f32[2]", "%1 = exp %b : f32[2]", "%2 = exp %a : f32[2]",
+                 "%3 = mul %1, %2 : f32[2]", "return %3, %0")
+    module = parse_module(text)
+    assert CSE().run(module) is True
+    assert str(module) == _func(sig, "%0 = exp %a : f32[2]", "%1 = exp %b : f32[2]", "%2 = mul %0, %1 : f32[2]",
+                                "return %2, %0")
+    assert Canonicalize().run(module) is False
 
 
 def test_merging_cascades_to_users():

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import collections
+import gc
 import logging
+import weakref
 
 import numpy as np
 import pytest
@@ -229,3 +231,46 @@ def test_make_callable():
     with tf.Session() as sess:
         fn = sess.make_callable(y, [x])
         assert fn([1.0, 2.0]).tolist() == [2.0, 4.0]
+
+
+@pytest.mark.parametrize("feed_dict, kind", [([1, 2], "list"), ((1, 2), "tuple"), ("ab", "str"), (3, "int"),
+                                             ({1}, "set")])
+def test_feed_dict_that_is_not_a_mapping_is_tensorflows_type_error(feed_dict, kind):
+    x = tf.placeholder(tf.float32, [2])
+    with tf.Session() as sess:
+        with pytest.raises(TypeError) as info:
+            sess.run(x * 2.0, feed_dict)
+    assert str(info.value) == (f"FlattenDictItems: 'dict' must be a dictionary or collection.Mapping type object, "
+                               f"instead of '{kind}'.")
+
+
+def test_a_fetched_fed_tensor_is_the_fed_value():
+    """As in TF 2.x's compat.v1 Session: np.asarray(value, dtype) comes back as is (0-d stays an
+    array, strings keep their Python type), and nothing is compiled for it."""
+    s = tf.placeholder(tf.string, [])
+    names = tf.placeholder(tf.string, [None])
+    x = tf.placeholder(tf.float32, [])
+    y = tf.placeholder(tf.int32, [2])
+    ints = np.array([1, 2], np.int32)
+    with tf.Session() as sess:
+        assert repr(sess.run(s, {s: "hi"})) == "array('hi', dtype=object)"
+        assert repr(sess.run(names, {names: ["a", b"bc"]})) == "array(['a', b'bc'], dtype=object)"
+        assert sess.run(y, {y: ints}) is ints
+        out = sess.run({"s": s, "xs": [x, x * 2.0]}, {s: "é", x: 2})
+        assert sess.cache_stats()["compiles"] == 1  # x * 2 only
+    assert repr(out["s"]) == "array('é', dtype=object)"
+    assert repr(out["xs"][0]) == "array(2., dtype=float32)" and repr(out["xs"][1]) == "np.float32(4.0)"
+
+
+def test_close_releases_compiled_programs_and_variable_buffers():
+    v = tf.Variable(np.ones([64, 64], np.float32))
+    y = tf.reduce_sum(v)
+    sess = tf.Session()
+    sess.run(v.initializer)
+    assert sess.run(y) == 4096.0
+    steps = [weakref.ref(step) for step in sess.compiled_steps()]
+    buffer = weakref.ref(sess._variables.values[v.op.name])
+    sess.close()
+    gc.collect()
+    assert steps and all(ref() is None for ref in steps)
+    assert buffer() is None

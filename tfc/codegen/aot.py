@@ -4,7 +4,10 @@
 
   lib<name>.so     the program, its thread pool and GEMM routines (one LLVM object,
                    emitted position-independent for the artifact's target and linked
-                   with the system linker); only ``EXPORTS`` are exported
+                   with the system linker); only ``EXPORTS`` are exported, among them
+                   ``tfc_signature``: the canonical JSON of the signature it was built
+                   for (aot_runtime.embedded_signature), which the loader compares with
+                   the manifest
   <name>.h         C header: the entry, the named inputs/outputs with shapes and
                    dtypes, and inline helpers (bind shapes, output shapes, arena size,
                    load the weights, run)
@@ -39,13 +42,15 @@ from typing import Optional
 import numpy as np
 
 from tfc import ir
+from tfc import program_errors as checks
+from tfc.aot_runtime import SIGNATURE_SYMBOL, embedded_signature, signature_text
 from tfc.ir.dims import FloorDiv, SymExpr, dim_str
 
 FORMAT = "tfc-aot"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the library embeds its signature (SIGNATURE_SYMBOL)
 ENTRY = "tfc_main"
 POOL_SIZE_SYMBOL = "tfc_pool_set_size"
-EXPORTS = (ENTRY, POOL_SIZE_SYMBOL)
+EXPORTS = (ENTRY, POOL_SIZE_SYMBOL, SIGNATURE_SYMBOL)
 WEIGHTS_MAGIC = b"TFCWGHT1"
 WEIGHTS_HEADER = 64
 MANIFEST = "manifest.json"
@@ -110,22 +115,14 @@ def build_artifact(compiled, directory: str, name: str = "model", target_cpu: Op
     start = time.perf_counter()
     program, llvm_ir = _emit(function, target)
     timings["codegen"] = time.perf_counter() - start
-    start = time.perf_counter()
-    obj = compile_object(llvm_ir, target)
-    timings["llvm"] = time.perf_counter() - start
 
-    os.makedirs(directory, exist_ok=True)
     library = f"lib{name}.so"
     header = f"{name}.h"
     weights = f"{name}.weights"
-    start = time.perf_counter()
-    link_shared(obj, os.path.join(directory, library), EXPORTS)
-    timings["link"] = time.perf_counter() - start
-
     signature = _signature(compiled, function, program)
     layout = program.weights_layout()
     blob = program.weights_blob()
-    _write(os.path.join(directory, weights), _weights_header(len(blob), len(layout)) + blob)
+    weights_data = _weights_header(len(blob), len(layout)) + blob
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -142,6 +139,18 @@ def build_artifact(compiled, directory: str, name: str = "model", target_cpu: Op
         "weights": {"file": weights, "header_bytes": WEIGHTS_HEADER, "data_bytes": len(blob), "align": 64,
                     "constants": layout},
     }
+    # The JSON round trip gives the embedded text exactly what the loader computes from manifest.json.
+    embedded = embedded_signature(json.loads(json.dumps(manifest)), hashlib.sha256(weights_data).hexdigest())
+    llvm_ir += _string_constant(SIGNATURE_SYMBOL, signature_text(embedded))
+    start = time.perf_counter()
+    obj = compile_object(llvm_ir, target)
+    timings["llvm"] = time.perf_counter() - start
+
+    os.makedirs(directory, exist_ok=True)
+    start = time.perf_counter()
+    link_shared(obj, os.path.join(directory, library), EXPORTS)
+    timings["link"] = time.perf_counter() - start
+    _write(os.path.join(directory, weights), weights_data)
     _write(os.path.join(directory, header), generate_header(manifest).encode())
     manifest["files"] = {f: _file_digest(os.path.join(directory, f)) for f in (library, header, weights)}
     manifest["build_seconds"] = {k: round(v, 4) for k, v in timings.items()}
@@ -289,8 +298,24 @@ def _signature(compiled, function: ir.Function, program) -> dict:
                   "weights": program.weights_slot},
         "constraints": constraints,
         "op_names": [_op_label(op) for op in top_ops],
-        "error_codes": {"1": "gather index out of range"},
+        "op_sources": [_op_source(op) for op in top_ops],
+        "error_codes": {str(code): entry.summary for code, entry in checks.CODES.items()},
     }
+
+
+def _op_source(op: ir.Operation) -> dict:
+    """The graph op a run-time error in ``op`` blames: its name and file:line (or {})."""
+    loc = op.loc
+    if loc is None or not loc.name:
+        return {}
+    return {"op": loc.name, "defined_at": [[loc.file, loc.line, "?"]] if loc.file else []}
+
+
+def _string_constant(symbol: str, text: str) -> str:
+    """LLVM IR defining ``const char symbol[]`` holding ``text`` (ASCII) and a NUL."""
+    data = text.encode("ascii") + b"\0"
+    body = "".join(chr(b) if 32 <= b < 127 and b not in (ord('"'), ord("\\")) else f"\\{b:02X}" for b in data)
+    return f'\n@{symbol} = constant [{len(data)} x i8] c"{body}", align 1\n'
 
 
 def _dim(d):
@@ -438,10 +463,12 @@ def generate_header(m: dict) -> str:
     w("#endif")
     w("")
     w("/* The exported symbols. args: [inputs..., states..., outputs..., arena, error record, weights];")
-    w(" * dims: the values of the size symbols. Returns 0, or an error code (error record: limit, op index,")
-    w(" * position, value). */")
+    w(" * dims: the values of the size symbols. Returns 0, or an error code (error record, int64_t[ERROR_RECORD_SIZE]:")
+    w(" * bound, op index, position, value...; the layout is in tfc/program_errors.py). */")
     w(f"int32_t {ENTRY}(void **args, int64_t *dims);")
     w(f"void {POOL_SIZE_SYMBOL}(int64_t threads);")
+    w("/* The signature the library was built for (canonical JSON): what tfc.load checks manifest.json against. */")
+    w(f"extern const char {SIGNATURE_SYMBOL}[];")
     w("")
     w("#ifndef TFC_COMMON_DEFINED_")
     w("#define TFC_COMMON_DEFINED_")
@@ -490,7 +517,9 @@ def generate_header(m: dict) -> str:
     w(f"#define {P}_WEIGHTS_FILE \"{m['weights']['file']}\"")
     w(f"#define {P}_WEIGHTS_HEADER_BYTES {WEIGHTS_HEADER}")
     w(f"#define {P}_WEIGHTS_DATA_BYTES INT64_C({m['weights']['data_bytes']})")
-    w(f"#define {P}_ERROR_GATHER_INDEX 1")
+    w(f"#define {P}_ERROR_RECORD_SIZE {checks.RECORD_SIZE}")
+    for code, entry in checks.CODES.items():
+        w(f"#define {P}_ERROR_{entry.name} {code} /* {entry.summary} */")
     w(f"#define {P}_ERROR_SHAPE (-1) /* returned by {name}_run when an input shape does not fit */")
     w("")
 
@@ -522,7 +551,7 @@ def generate_header(m: dict) -> str:
     for t in outputs:
         w(f"  {_C_TYPES[t['dtype']]} *{t['name']}; int64_t {t['name']}_shape[{max(1, len(t['shape']))}];"
           " /* set by run (malloc) */")
-    w("  int64_t error[4];  /* on a non-zero status: limit, op index, position, value */")
+    w(f"  int64_t error[{P}_ERROR_RECORD_SIZE];  /* on a non-zero status: bound, op index, position, value... */")
     w("  char message[256]; /* on a non-zero status: what went wrong */")
     w(f"}} {name}_io;")
     w("")
@@ -597,7 +626,7 @@ def generate_header(m: dict) -> str:
     w("")
     w("/* One run on arrays: inputs/states/outputs in signature order. Outputs are allocated here (malloc;")
     w(" * the caller frees them) and their shapes written to output_shapes. Returns 0, ERROR_SHAPE, or the")
-    w(" * program's error code (error: limit, op index, position, value). */")
+    w(" * program's error code (error: bound, op index, position, value...). */")
     w(f"static inline int {name}_run_arrays(const void *const *inputs, const int64_t *const *input_shapes,")
     w("                                    void *const *states, void **outputs,")
     w(f"                                    int64_t (*output_shapes)[{P}_MAX_RANK], const void *weights,")

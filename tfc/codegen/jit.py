@@ -11,10 +11,13 @@ share the folder; an entry that fails its checksum is ignored and rewritten.
 """
 from __future__ import annotations
 
+import collections
 import ctypes
 import hashlib
 import os
+import re
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Optional
@@ -42,8 +45,9 @@ def optimize(module, target_machine, speed_level: int = 3) -> None:
 # -- the persistent object cache ----------------------------------------------------------------
 def cache_dir() -> Optional[str]:
     """The cache folder (``TFC_CACHE_DIR``), or None when caching is off."""
-    directory = os.environ.get(CACHE_ENV)
-    return directory or None
+    from tfc._env import cache_dir as configured_cache_dir
+
+    return configured_cache_dir()
 
 
 def compiler_version() -> str:
@@ -122,12 +126,59 @@ class CompiledCode:
     cached: bool = False  # loaded from the persistent cache
 
 
+# -- the in-process code cache ------------------------------------------------------------------
+# Every run of LLVM's optimiser leaks ~70 KB inside llvmlite 0.50 (LLVMPY_CreatePassBuilder
+# allocates a PassInstrumentationCallbacks that nothing frees, and each run registers callbacks
+# in it), so compiling the same program again (a new Session on the same graph) must not go
+# back to LLVM. Without TFC_CACHE_DIR (whose object files are loaded without the optimiser),
+# recently compiled code is kept here and shared: an LRU bounded in entries (an engine holds
+# ~0.75 MB besides its code: target machine, MCJIT state) and in LLVM IR bytes (it keeps its
+# module, so the IR's size stands for the rest).
+MEMORY_CACHE_ENTRIES = 16
+MEMORY_CACHE_IR_BYTES = 32 << 20
+_memory_cache: "collections.OrderedDict[str, tuple]" = collections.OrderedDict()
+_memory_cache_lock = threading.Lock()
+_MUTABLE_GLOBAL = re.compile(r'^@[^=\n]+= (?!external\b)[^"\n]*\bglobal\b', re.MULTILINE)
+
+
+def _shareable(llvm_ir: str) -> bool:
+    """Code with no mutable global of its own (e.g. profile counters) can serve several callers."""
+    return len(llvm_ir) <= MEMORY_CACHE_IR_BYTES and _MUTABLE_GLOBAL.search(llvm_ir) is None
+
+
+def _memory_lookup(key: str, entry_name: str) -> Optional[CompiledCode]:
+    start = time.perf_counter()
+    with _memory_cache_lock:
+        found = _memory_cache.get((key, entry_name))
+        if found is None:
+            return None
+        _memory_cache.move_to_end((key, entry_name))
+    code = found[0]
+    return CompiledCode(code.engine, code.entry, {"memory_cache": time.perf_counter() - start}, "", True)
+
+
+def _memory_store(key: str, entry_name: str, code: CompiledCode, size: int) -> None:
+    with _memory_cache_lock:
+        _memory_cache[(key, entry_name)] = (code, size)
+        _memory_cache.move_to_end((key, entry_name))
+        total = sum(entry[1] for entry in _memory_cache.values())
+        while len(_memory_cache) > MEMORY_CACHE_ENTRIES or total > MEMORY_CACHE_IR_BYTES:
+            _, (_, dropped) = _memory_cache.popitem(last=False)
+            total -= dropped
+
+
+def clear_memory_cache() -> None:
+    """Forget the in-process code (engines are freed once no executable uses them)."""
+    with _memory_cache_lock:
+        _memory_cache.clear()
+
+
 def compile_ir(llvm_ir: str, entry_name: str = "tfc_main", target: Target = None,
                keep_optimized_ir: bool = False, use_cache: bool = True, ir_passes: bool = True) -> CompiledCode:
     """Optimise (unless ``ir_passes`` is False: code already in the shape it should run, like
     the hand-blocked GEMM, goes straight to instruction selection) and load ``llvm_ir``."""
     target = target or host_target()
-    key = None
+    key = memory_key = None
     if use_cache and not keep_optimized_ir and cache_dir():
         key = cache_key(llvm_ir, target, "mcjit" if ir_passes else "mcjit-codegen-only")
         payload = cache_load(key)
@@ -135,6 +186,11 @@ def compile_ir(llvm_ir: str, entry_name: str = "tfc_main", target: Target = None
             code = _load_object(payload, entry_name, target)
             if code is not None:
                 return code
+    elif use_cache and not keep_optimized_ir and _shareable(llvm_ir):
+        memory_key = cache_key(llvm_ir, target, "mcjit" if ir_passes else "mcjit-codegen-only")
+        code = _memory_lookup(memory_key, entry_name)
+        if code is not None:
+            return code
     timings = {}
     start = time.perf_counter()
     module = llvm.parse_assembly(llvm_ir)
@@ -162,7 +218,10 @@ def compile_ir(llvm_ir: str, entry_name: str = "tfc_main", target: Target = None
     if key is not None and len(objects) == 1:
         cache_store(key, objects[0])
     entry = ENTRY_SIGNATURE(address)
-    return CompiledCode(engine, entry, timings, str(module) if keep_optimized_ir else "")
+    code = CompiledCode(engine, entry, timings, str(module) if keep_optimized_ir else "")
+    if memory_key is not None:
+        _memory_store(memory_key, entry_name, code, len(llvm_ir))
+    return code
 
 
 def _load_object(payload: bytes, entry_name: str, target: Target) -> Optional[CompiledCode]:

@@ -14,7 +14,6 @@ their own copy emitted into the same module.
 from __future__ import annotations
 
 import functools
-import os
 
 from llvmlite import ir as ll
 
@@ -37,13 +36,9 @@ def declare_parallel_for(module: ll.Module) -> ll.Function:
 
 def default_pool_size() -> int:
     """Threads for large kernels: TFC_NUM_THREADS, else the cores this process may use."""
-    configured = os.environ.get("TFC_NUM_THREADS")
-    if configured:
-        return max(1, int(configured))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
+    from tfc._env import default_pool_size as configured_pool_size
+
+    return configured_pool_size()
 
 
 class _PoolEmitter:
@@ -357,6 +352,7 @@ def jit_runtime():
 
     from .target import host_target
 
+    size = default_pool_size()  # a bad TFC_NUM_THREADS fails before anything is compiled
     module = ll.Module(name="tfc_runtime")
     emit_runtime(module, host_target().vector_bits)
     # Straight to code generation: the runtime is written already blocked and unrolled, and
@@ -367,7 +363,7 @@ def jit_runtime():
         llvm.add_symbol(name, code.engine.get_function_address(name))
     llvm.add_symbol(SIZE_GLOBAL, code.engine.get_global_value_address(SIZE_GLOBAL))
     set_size = ctypes.CFUNCTYPE(None, ctypes.c_int64)(code.engine.get_function_address(SIZE_NAME))
-    set_size(default_pool_size())
+    set_size(size)
     return code
 
 

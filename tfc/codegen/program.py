@@ -4,8 +4,8 @@
   [function arguments (feeds and refs, in IR order)..., outputs..., arena, error record]
 and, with ``external_constants=True``, one more slot: the weights (see below).
 ``dims`` holds the values of the shape symbols in ``program_symbols`` order.
-The error record is ``i64[4]``: code, op index, offending value, bound.
-A non-zero return value is the error code (see ``ERROR_*``).
+The error record is ``i64[RECORD_SIZE]``; a non-zero return value is the error
+code. Codes, record slots and messages: tfc/program_errors.py.
 
 Constants are private globals of the module by default (the JIT). With
 ``external_constants=True`` (ahead-of-time artifacts) every constant of at least
@@ -17,7 +17,9 @@ with one extra element, the weights address, and passes that array on.
 """
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -28,14 +30,15 @@ from tfc.ir.dims import Dim, SymExpr
 from tfc.passes.buffer_assign import parse_buffer, value_bytes
 
 from .kernel import Kernel
+from .kernel_key import kernel_key
 from .llvm_util import I1, I8, I8P, I32, I64, I64P, CodegenError, const_i64, floor_div, intrinsic, storage_type
 
-ERROR_GATHER_INDEX = 1
 EXTERNAL_MIN_BYTES = 256  # with external_constants: smaller constants stay in the module
 WEIGHTS_ALIGN = 64
 PARALLEL_WORK = 1 << 17  # element-operations below which a kernel runs on the calling thread
 PROFILE_GLOBAL = "tfc_profile_counters"  # i64*: 2 per kernel call site (ns, calls)
 CLOCK_MONOTONIC = 1  # Linux
+CHECK_SHARING_ENV = "TFC_CHECK_KERNEL_SHARING"  # "1": emit every kernel and check shared ones agree
 
 
 def _symbol_key(name: str) -> tuple:
@@ -52,6 +55,18 @@ def program_symbols(function: ir.Function) -> list:
             if isinstance(d, SymExpr) and d.is_symbol():
                 names |= d.symbols()
     return sorted(names, key=_symbol_key)
+
+
+@dataclass
+class SharedKernel:
+    """A kernel emitted once and called for every op with the same key: its function, how
+    it is dispatched, and its params as positions in the op's (results + operands)."""
+
+    fn: ll.Function
+    parallel_extent: Optional[Dim]
+    work_per_index: Dim
+    may_fail: bool
+    positions: Optional[list]
 
 
 class Program:
@@ -82,11 +97,14 @@ class Program:
         self.weights_slot = self.error_slot + 1 if external_constants else None
         self.num_slots = self.error_slot + (2 if external_constants else 1)
         self._buffers: dict = {}
-        self._constants: dict = {}  # id(op) -> private global, or byte offset in the weights
+        self._constants: dict = {}  # id(op) or content -> private global, or byte offset in the weights
         self._external: list = []  # (offset, array, op) of constants read through the weights pointer
         self._weights_size = 0
         self._kernel_count = 0
         self._kernel_texts: dict = {}  # a kernel's LLVM text, its name blanked -> its function
+        self._shared: dict = {}  # kernel_key -> SharedKernel
+        self._recording = self._recording_buffers = None  # kernels called while emitting one op
+        self.check_sharing = os.environ.get(CHECK_SHARING_ENV) == "1"
         self._assign_buffers()
 
     # -- buffers ------------------------------------------------------------------------------
@@ -137,21 +155,24 @@ class Program:
         if id(op) in self._constants:
             return self._constants[id(op)]
         array = self._constant_array(op)
+        content = (array.dtype.str, array.shape, array.tobytes())  # equal constants share storage
+        if content in self._constants:
+            self._constants[id(op)] = self._constants[content]
+            return self._constants[content]
         if self.external_constants and array.nbytes >= self.external_min_bytes:
-            offset = self._weights_size
-            self._external.append((offset, array, op))
-            self._weights_size = offset + -(-array.nbytes // WEIGHTS_ALIGN) * WEIGHTS_ALIGN
-            self._constants[id(op)] = offset
-            return offset
-        data = bytearray(array.tobytes()) or bytearray(1)
-        byte_array = ll.ArrayType(I8, len(data))
-        glob = ll.GlobalVariable(self.module, byte_array, name=f"const.{len(self._constants)}")
-        glob.linkage = "private"
-        glob.global_constant = True
-        glob.align = 64
-        glob.initializer = ll.Constant(byte_array, data)
-        self._constants[id(op)] = glob
-        return glob
+            where = self._weights_size
+            self._external.append((where, array, op))
+            self._weights_size = where + -(-array.nbytes // WEIGHTS_ALIGN) * WEIGHTS_ALIGN
+        else:
+            data = bytearray(content[2]) or bytearray(1)
+            byte_array = ll.ArrayType(I8, len(data))
+            where = ll.GlobalVariable(self.module, byte_array, name=f"const.{len(self._constants)}")
+            where.linkage = "private"
+            where.global_constant = True
+            where.align = 64
+            where.initializer = ll.Constant(byte_array, data)
+        self._constants[id(op)] = self._constants[content] = where
+        return where
 
     def _constant_global(self, op: ir.Operation):
         where = self._constant_location(op)
@@ -217,6 +238,38 @@ class Program:
     def call_kernel(self, kernel: Kernel, params: list, index: int, may_fail: bool = False) -> None:
         kernel.finish()
         kernel.fn = self._deduplicate(kernel.fn)
+        if self._recording is not None:
+            values = self._recording_buffers
+            positions = [values.index(p) for p in params] if all(p in values for p in params) else None
+            self._recording.append(SharedKernel(kernel.fn, kernel.parallel_extent, kernel.work_per_index,
+                                                may_fail, positions))
+        self._call(kernel, params, index, may_fail)
+
+    def emit_shared(self, op: ir.Operation, index: int, emit) -> None:
+        """``emit(self, index, op)``, or a call of the kernel emitted for an earlier op with
+        the same structural key (see kernel_key.py)."""
+        buffers = [self.buffer_of(v) for v in (*op.results, *op.operands)]
+        key = kernel_key(op, buffers)
+        shared = self._shared.get(key)
+        if shared is not None and not self.check_sharing:
+            params = [buffers[position] for position in shared.positions]
+            self._call(shared, params, index, shared.may_fail)
+            return
+        self._recording, self._recording_buffers = [], buffers
+        try:
+            emit(self, index, op)
+            recorded = self._recording
+        finally:
+            self._recording = self._recording_buffers = None
+        if len(recorded) != 1 or recorded[0].positions is None:
+            return
+        if shared is not None and recorded[0].fn is not shared.fn:
+            raise CodegenError(f"kernel sharing: '{op.name}' at op {index} has the key of {shared.fn.name} "
+                               f"but emits {recorded[0].fn.name}")
+        self._shared.setdefault(key, recorded[0])
+
+    def _call(self, kernel, params: list, index: int, may_fail: bool) -> None:
+        """Call ``kernel`` (a Kernel or SharedKernel) on ``params`` from the entry."""
         main = self._main
         pointers = [main.pointer(p) for p in params]
         started = main.now() if self.profile else None

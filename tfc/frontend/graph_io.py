@@ -2,7 +2,9 @@
 ``tf.train.write_graph``, with TensorFlow's wire format (tfc/protos)."""
 from __future__ import annotations
 
+import heapq
 import os
+import re
 from typing import Optional
 
 from . import dtypes
@@ -76,65 +78,142 @@ def _node_attrs(node) -> dict:
     return attrs
 
 
-def _topological(nodes) -> list:
-    by_name = {n.name: n for n in nodes}
-    order: list = []
-    state: dict = {}
-    for root in nodes:
-        stack = [(root, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                if state.get(node.name) != 2:
-                    state[node.name] = 2
-                    order.append(node)
+_INPUT_RE = re.compile(r"^(.+):(\d+)$")
+
+
+def _parse_input(text: str) -> tuple:
+    """A NodeDef input -> (source node, output index, is_control), as TF's ParseTensorName."""
+    if text.startswith("^"):
+        return text[1:], -1, True
+    match = _INPUT_RE.match(text)
+    if match:
+        return match.group(1), int(match.group(2)), False
+    return text, 0, False
+
+
+def _check_unique_names(nodes) -> None:
+    seen = set()
+    for node in nodes:
+        if node.name in seen:
+            raise ValueError(f"Node '{node.name}' is not unique")
+        seen.add(node.name)
+
+
+def _check_inputs_exist(nodes, input_map: dict) -> None:
+    """TF's error for an input that is neither a GraphDef node nor mapped by ``input_map``."""
+    names = {n.name for n in nodes}
+    for node in nodes:
+        for inp in node.input:
+            if _tensor_key(inp) in input_map:
                 continue
-            if state.get(node.name):
+            source, _, _ = _parse_input(inp)
+            if source not in names:
+                raise ValueError(f"Node '{node.name}': Unknown input node '{inp}'")
+
+
+def _topological(nodes, input_map: dict) -> tuple:
+    """(nodes in TF's import order, how many are left in or behind a cycle).
+
+    Kahn's algorithm taking the ready node that comes first in the GraphDef, as TF's
+    GraphConstructor does; inputs replaced through ``input_map`` are not edges."""
+    index = {n.name: i for i, n in enumerate(nodes)}
+    pending = [0] * len(nodes)
+    consumers: list = [[] for _ in nodes]
+    for i, node in enumerate(nodes):
+        for inp in node.input:
+            if _tensor_key(inp) in input_map:
                 continue
-            state[node.name] = 1
-            stack.append((node, True))
-            for inp in node.input:
-                source = inp.lstrip("^").split(":")[0]
-                if source in by_name and not state.get(source):
-                    stack.append((by_name[source], False))
-    return order
+            pending[i] += 1
+            consumers[index[_parse_input(inp)[0]]].append(i)
+    ready = [i for i, count in enumerate(pending) if count == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(nodes[i])
+        for j in consumers[i]:
+            pending[j] -= 1
+            if pending[j] == 0:
+                heapq.heappush(ready, j)
+    return order, len(nodes) - len(order)
+
+
+def _unique_names(graph, nodes, prefix: str) -> dict:
+    """GraphDef name -> graph name: a name the graph already has gets TF's ``_N`` suffix."""
+    taken = set(graph._nodes_by_name)
+    in_graph_def = {prefix + n.name for n in nodes}
+    out = {}
+    for node in nodes:
+        original = name = prefix + node.name
+        count = 0
+        while name in taken or (count > 0 and name in in_graph_def):
+            count += 1
+            name = f"{original}_{count}"
+        taken.add(name)
+        out[node.name] = name
+    return out
+
+
+class _GraphSnapshot:
+    """What adding ops changes in a graph, so that a failed import can be undone."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.op_count = len(graph._ops)
+        self.next_id = graph._next_id_counter
+        self.names_in_use = dict(graph._names_in_use)
+        self.collection_sizes = {k: len(v) for k, v in graph._collections.items()}
+
+    def restore(self) -> None:
+        graph = self.graph
+        added = graph._ops[self.op_count:]
+        with graph._lock:
+            del graph._ops[self.op_count:]
+            for op in added:
+                graph._nodes_by_name.pop(op.name, None)
+        for op in added:
+            for t in op._inputs:
+                if op in t._consumers:
+                    t._consumers.remove(op)
+        for controller in graph._control_dependencies_stack:
+            controller._seen_ops.difference_update(added)
+        graph._next_id_counter = self.next_id
+        graph._names_in_use.clear()
+        graph._names_in_use.update(self.names_in_use)
+        for key in [k for k in graph._collections if k not in self.collection_sizes]:
+            del graph._collections[key]
+        for key, size in self.collection_sizes.items():
+            del graph._collections[key][size:]
 
 
 def import_graph_def(graph_def, input_map: Optional[dict] = None, return_elements=None, name: Optional[str] = None,
                      op_dict=None, producer_op_list=None):
-    """Add the nodes of ``graph_def`` to the default graph under the scope ``name``."""
+    """Add the nodes of ``graph_def`` to the default graph under the scope ``name``.
+
+    Either every node is added or, when the import fails, none: the graph (its ops, version,
+    names in use and collections) is left as it was, except that the scope name stays used, as
+    in TensorFlow."""
     del op_dict, producer_op_list
     graph = get_default_graph()
     input_map = {(_tensor_key(k)): v for k, v in (input_map or {}).items()}
+    nodes = list(graph_def.node)
     _check_input_map(graph_def, input_map)
     _check_return_elements(graph_def, return_elements)
-    unknown = sorted({n.op for n in graph_def.node if not is_registered(n.op)})
+    unknown = sorted({n.op for n in nodes if not is_registered(n.op)})
     if unknown:
         raise ValueError(f"Op type not registered: the GraphDef uses {len(unknown)} op type"
                          f"{'s' if len(unknown) != 1 else ''} tfc does not know: {', '.join(unknown)}")
-    with graph.name_scope("import" if name is None else name) as scope:
-        prefix = scope
-        created: dict = {}
-        for node in _topological(list(graph_def.node)):
-            inputs, control = [], []
-            for inp in node.input:
-                if inp.startswith("^"):
-                    source = inp[1:]
-                    mapped = input_map.get("^" + source)
-                    control.append(mapped if mapped is not None else created[source])
-                    continue
-                key = _tensor_key(inp)
-                if key in input_map:
-                    inputs.append(input_map[key])
-                else:
-                    op_name, index = key.rsplit(":", 1)
-                    inputs.append(created[op_name].outputs[int(index)])
-            _check_input_types(node, inputs, prefix)
-            op = graph.create_op(node.op, inputs, name=prefix + node.name + "/", attrs=_node_attrs(node),
-                                 control_inputs=[c.op if isinstance(c, Tensor) else c for c in control])
-            if node.device:
-                op._set_device(node.device)
-            created[node.name] = op
+    _check_unique_names(nodes)
+    _check_inputs_exist(nodes, input_map)
+    with graph.name_scope("import" if name is None else name) as prefix:
+        snapshot = _GraphSnapshot(graph)
+        try:
+            created = _create_ops(graph, nodes, input_map, prefix)
+        except BaseException:
+            snapshot.restore()
+            raise
+    for op in created.values():
+        graph._names_in_use.setdefault(op.name.lower(), 1)
     if return_elements is None:
         return None
     out = []
@@ -151,13 +230,45 @@ def import_graph_def(graph_def, input_map: Optional[dict] = None, return_element
     return out
 
 
+def _create_ops(graph, nodes, input_map: dict, prefix: str) -> dict:
+    """Add the nodes in topological order; GraphDef name -> Operation."""
+    order, in_cycle = _topological(nodes, input_map)
+    names = _unique_names(graph, nodes, prefix)
+    created: dict = {}
+    for node in order:
+        inputs, control = [], []
+        for inp in node.input:
+            mapped = input_map.get(_tensor_key(inp))
+            source, index, is_control = _parse_input(inp)
+            if is_control:
+                control.append(mapped if mapped is not None else created[source])
+            elif mapped is not None:
+                inputs.append(mapped)
+            else:
+                outputs = created[source].outputs
+                if index >= len(outputs):
+                    raise ValueError(f"Node '{node.name}': Connecting to invalid output {index} of source node "
+                                     f"{source} which has {len(outputs)} outputs.")
+                inputs.append(outputs[index])
+        _check_input_types(node, inputs, prefix)
+        op = graph.create_op(node.op, inputs, name=names[node.name] + "/", attrs=_node_attrs(node),
+                             control_inputs=[c.op if isinstance(c, Tensor) else c for c in control])
+        if node.device:
+            op._set_device(node.device)
+        created[node.name] = op
+    if in_cycle:
+        raise ValueError(f"{in_cycle} nodes in a cycle")
+    return created
+
+
 def _check_input_map(graph_def, input_map: dict) -> None:
     """TF's error for input_map keys the GraphDef does not have."""
     nodes = {n.name: n for n in graph_def.node}
+    used = {_tensor_key(inp) for n in graph_def.node for inp in n.input}
     missing = []
     for key in input_map:
         name = key[1:] if key.startswith("^") else key.rsplit(":", 1)[0]
-        if name not in nodes:
+        if name not in nodes and key not in used:
             missing.append(key)
     if missing:
         raise ValueError(f"Attempted to map inputs that were not found in graph_def: [{', '.join(missing)}]")

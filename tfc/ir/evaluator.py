@@ -22,6 +22,9 @@ Conventions (see ``tfc/ir/ops.py`` for the ones fixed for every backend):
   and argmin yield 0. ``select_and_scatter`` never selects a padding position; a window
   made only of padding drops its source value.
 * Results never alias the arguments, the refs or the operands.
+* A failing ``check`` and an out-of-range ``gather`` index raise :class:`CheckFailure`
+  with the code and record a compiled program returns and TF's message
+  (tfc/program_errors.py); :func:`check_failure` is the ``check`` semantics on a value.
 """
 from __future__ import annotations
 
@@ -32,6 +35,8 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from tfc import program_errors as checks
+
 from . import philox
 from .core import Block, Function, Module, Operation
 from .dims import dim_eval
@@ -40,6 +45,18 @@ from .types import RefType, TensorType
 
 class EvaluationError(ValueError):
     """An op that cannot be evaluated: bad arguments, an out-of-range gather index, ..."""
+
+
+class CheckFailure(EvaluationError):
+    """A run-time error of the program (a failing ``check``, an out-of-range ``gather``
+    index): the code and error record a compiled program returns, the tf.errors class name
+    (``error``) and TF's ``message``."""
+
+    def __init__(self, code: int, record: list, label_values=None):
+        self.code = code
+        self.record = record
+        self.error, self.message = checks.describe(code, record, label_values)
+        super().__init__(self.message)
 
 
 @dataclass
@@ -468,8 +485,10 @@ def _eval_gather(op, xs, ctx):
     extent = params.shape[axis]
     bad = np.flatnonzero((indices < 0) | (indices >= extent))
     if bad.size:
-        position = int(bad[0])
-        raise EvaluationError(f"indices[{position}] = {indices.flat[position]} is not in [0, {extent})")
+        record = checks.new_record()
+        record[checks.BOUND], record[checks.POSITION] = extent, int(bad[0])
+        record[checks.VALUE] = int(indices.flat[int(bad[0])])
+        raise CheckFailure(checks.GATHER_INDEX, record)
     return np.take(params, indices.astype(np.intp), axis=axis)
 
 
@@ -484,6 +503,105 @@ def _eval_scatter_add(op, xs, ctx):
     rows = np.moveaxis(flat_updates, axis, 0)[valid].astype(compute)
     np.add.at(np.moveaxis(out, axis, 0), index[valid], rows)
     return out.astype(operand.dtype)
+
+
+# -- run-time checks -------------------------------------------------------------------------
+def _eval_check(op, xs, ctx):
+    failure = check_failure(xs[0], op.attrs, ctx.env)
+    if failure is not None:
+        raise failure
+    return None
+
+
+def check_failure(x: np.ndarray, attrs: Mapping, env: Optional[Mapping] = None) -> Optional[CheckFailure]:
+    """What ``check`` with ``attrs`` reports for the value ``x`` (None: it passes)."""
+    env = dict(env or {})
+    unless_empty = attrs.get("unless_empty")
+    if unless_empty is not None and math.prod(dim_eval(d, env) for d in unless_empty) == 0:
+        return None
+    kind = attrs["kind"]
+    bound = dim_eval(attrs["bound"][0], env) if attrs.get("bound") else None
+    record = checks.new_record()
+    if kind == "reduction_axis":
+        return _empty_axis_failure(x, attrs.get("axis", 0), record)
+    flat = x.reshape(-1).astype(np.int64)
+    if kind in _ELEMENT_CHECKS:
+        code, is_bad = _ELEMENT_CHECKS[kind]
+        return CheckFailure(code, record) if is_bad(flat).any() else None
+    if kind == "segment_id":
+        return _first_bad(flat >= bound, flat, x.shape, bound, checks.SEGMENT_ID, record)
+    if kind == "label":
+        return _label_failure(flat, x.dtype, bound, record)
+    if kind == "slice_index":
+        value = int(flat[0])
+        if 0 <= value < bound:
+            return None
+        record[checks.BOUND], record[checks.VALUE], record[checks.EXTRA] = bound, value, attrs.get("axis", 0)
+        return CheckFailure(checks.SLICE_INDEX, record)
+    if kind == "slice_begin":
+        return _slice_begin_failure(int(flat[0]), dim_eval(attrs["size"][0], env), bound, attrs.get("axis", 0),
+                                    record)
+    raise EvaluationError(f"unknown check kind {kind!r}")
+
+
+_ELEMENT_CHECKS = {
+    "divisor": (checks.DIVISION_BY_ZERO, lambda v: v == 0),
+    "truncate_divisor": (checks.BINARY_OP_ERROR, lambda v: v == 0),
+    "exponent": (checks.NEGATIVE_POWER, lambda v: v < 0),
+}
+
+
+def _put_shape(record: list, shape) -> None:
+    record[checks.RANK] = len(shape)
+    for i, d in enumerate(list(shape)[:checks.MAX_DIMS]):
+        record[checks.DIMS + i] = int(d)
+
+
+def _empty_axis_failure(x: np.ndarray, axis: int, record: list) -> Optional[CheckFailure]:
+    if x.shape[axis] != 0:
+        return None
+    record[checks.EXTRA] = axis
+    _put_shape(record, x.shape)
+    return CheckFailure(checks.EMPTY_REDUCTION_AXIS, record)
+
+
+def _first_bad(bad: np.ndarray, flat: np.ndarray, shape, bound: int, code: int, record: list):
+    positions = np.flatnonzero(bad)
+    if not positions.size:
+        return None
+    position = int(positions[0])
+    record[checks.BOUND], record[checks.POSITION], record[checks.VALUE] = bound, position, int(flat[position])
+    _put_shape(record, shape)
+    return CheckFailure(code, record)
+
+
+def _label_failure(flat: np.ndarray, dtype, bound: int, record: list) -> Optional[CheckFailure]:
+    """TF reports the smallest label when one is negative, else the largest."""
+    if not flat.size:
+        return None
+    low, high = int(flat.min()), int(flat.max())
+    if low >= 0 and high < bound:
+        return None
+    record[checks.BOUND], record[checks.VALUE] = bound, low if low < 0 else high
+    record[checks.POSITION], record[checks.RANK] = flat.size, np.dtype(dtype).itemsize
+    return CheckFailure(checks.LABEL, record, label_values=flat)
+
+
+def _slice_begin_failure(begin: int, size: int, dim: int, axis: int, record: list) -> Optional[CheckFailure]:
+    """TF's Slice validation of one dimension."""
+    record[checks.EXTRA], record[checks.VALUE] = axis, begin
+    if dim == 0:
+        if begin == 0 and size == 0:
+            return None
+        record[checks.POSITION] = size
+        return CheckFailure(checks.SLICE_EMPTY_DIM, record)
+    if not 0 <= begin <= dim:
+        record[checks.BOUND] = dim
+        return CheckFailure(checks.SLICE_BEGIN, record)
+    if not 0 <= size <= dim - begin:
+        record[checks.BOUND], record[checks.VALUE] = dim - begin, size
+        return CheckFailure(checks.SLICE_SIZE, record)
+    return None
 
 
 # -- reductions ------------------------------------------------------------------------------
@@ -673,6 +791,6 @@ _HANDLERS: dict[str, Callable] = {
     "reduce": _eval_reduce, "argmax": _arg_reduce(np.argmax), "argmin": _arg_reduce(np.argmin),
     "dot": _eval_dot, "conv": _eval_conv, "reduce_window": _eval_reduce_window,
     "select_and_scatter": _eval_select_and_scatter, "rng": _eval_rng, "read": _eval_read,
-    "assign": _eval_assign, "fusion": _eval_fusion, "call": _eval_call,
+    "assign": _eval_assign, "fusion": _eval_fusion, "call": _eval_call, "check": _eval_check,
     "return": _eval_terminator, "yield": _eval_terminator,
 }

@@ -16,7 +16,23 @@ backend:
 - ``convert`` float -> int truncates toward zero and saturates; NaN converts to 0.
   Anything -> pred is ``x != 0``.
 - ``gather``/``scatter_add``/``dynamic_slice`` check indices; an out-of-range gather
-  index is a run-time error (InvalidArgumentError), dynamic_slice clamps (as XLA).
+  index is a run-time error (InvalidArgumentError), ``scatter_add`` skips it and
+  dynamic_slice clamps (as XLA). Frontends that must raise where XLA clamps or skips (TF's
+  CPU kernels) put a ``check`` before the op.
+- ``check %x {kind, ...}`` has no results: it verifies ``x`` when it runs and fails the
+  program with TF's error (codes and messages: tfc/program_errors.py). It is never removed,
+  merged, folded or fused. Kinds (``bound``, ``size``: one dim each; integer ``x``):
+    slice_index     the scalar x in [0, bound); message names dimension ``axis``
+    slice_begin     tf.slice on dim ``axis``: the scalar begin x in [0, bound] and the
+                    static ``size`` in [0, bound - x] (both 0 when bound is 0)
+    segment_id      every x < bound (negative ids are allowed: they are dropped)
+    label           every x in [0, bound) (i32/i64 x; the message lists all of x)
+    divisor         every x != 0 ("Integer division by zero")
+    truncate_divisor  every x != 0 (TF's TruncateDiv/TruncateMod: an InternalError)
+    exponent        every x >= 0
+    reduction_axis  dim ``axis`` of x (any element type) is not 0
+  With ``unless_empty`` (dims), nothing is checked when their product is 0 (x is only
+  used to compute a tensor of that shape: TF checks only elements it computes).
 """
 from __future__ import annotations
 
@@ -35,7 +51,7 @@ class IRTypeError(ValueError):
 INT, INTS, DIMS, BOOL, STR, FLOAT, DENSE, CALLEE, INT_PAIRS, DIM_LIST = (
     "int", "ints", "dims", "bool", "str", "float", "dense", "callee", "int_pairs", "dim_list")
 
-PURE, READ, WRITE = "pure", "read", "write"
+PURE, READ, WRITE, CHECK = "pure", "read", "write", "check"  # CHECK: may fail the program
 
 
 @dataclass(frozen=True)
@@ -535,6 +551,37 @@ def _infer_select_and_scatter(types, attrs):
 _register(OpInfo("select_and_scatter", 2, attrs={"window": INTS},
                  optional={"strides": (INTS, None), "padding": (INT_PAIRS, None)},
                  infer=_infer_select_and_scatter, category="window"))
+
+
+# -- run-time checks ------------------------------------------------------------------------
+CHECK_KINDS = ("slice_index", "slice_begin", "segment_id", "label", "divisor", "truncate_divisor", "exponent",
+               "reduction_axis")
+_BOUNDED_CHECKS = ("slice_index", "slice_begin", "segment_id", "label")
+
+
+def _infer_check(types, attrs):
+    t = _tensor(types[0], "check operand")
+    kind = attrs["kind"]
+    if kind == "reduction_axis":
+        _check_axis(attrs.get("axis", 0), t.rank, "check reduction_axis")
+        return []
+    if not t.elem.is_int:
+        raise IRTypeError(f"check {kind} takes integer values, got {t}")
+    if kind in _BOUNDED_CHECKS and len(attrs.get("bound") or []) != 1:
+        raise IRTypeError(f"check {kind} needs one bound dim, got {attrs.get('bound')}")
+    if kind == "label" and t.elem not in (ElemType.I32, ElemType.I64):
+        raise IRTypeError(f"check label takes i32 or i64 labels, got {t}")
+    if kind in ("slice_index", "slice_begin") and t.rank != 0:
+        raise IRTypeError(f"check {kind} takes a scalar index, got {t}")
+    if kind == "slice_begin" and len(attrs.get("size") or []) != 1:
+        raise IRTypeError(f"check slice_begin needs one size dim, got {attrs.get('size')}")
+    return []
+
+
+_register(OpInfo("check", 1, attrs={"kind": STR},
+                 optional={"bound": (DIMS, None), "size": (DIMS, None), "axis": (INT, 0),
+                           "unless_empty": (DIMS, None)},
+                 infer=_infer_check, effect=CHECK, category="check", choices={"kind": CHECK_KINDS}))
 
 
 # -- state ---------------------------------------------------------------------------------

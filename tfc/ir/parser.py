@@ -1,7 +1,11 @@
 """Read the IR's text form (docs/IR.md) back into a Module.
 
 A small tokenizer and a hand-written recursive-descent parser. Every malformed input
-raises :class:`IRParseError` with a 1-based line and column and the offending source line.
+raises :class:`IRParseError` with a 1-based line and column and the offending source line,
+however deep it nests: dense literals are read without recursion and may nest
+``MAX_DENSE_DEPTH`` lists, regions and parenthesised dims may nest ``MAX_NESTING`` levels,
+and a Python stack that still runs out (a parser called from deep inside a program) is
+reported as a parse error too.
 
 The parser is structural: it builds ops with their printed result types and checks what
 the text alone decides (names defined once and before use, result counts, attribute names
@@ -24,6 +28,9 @@ from .dims import dim_add, dim_floordiv, dim_mul, dim_sub, sym
 from .ops import (BOOL, CALLEE, CORE_OPS, DENSE, DIM_LIST, DIMS, FLOAT, INT, INT_PAIRS, INTS, STR,
                   attr_kinds)
 from .types import ElemType, RefType, TensorType
+
+MAX_NESTING = 100  # regions inside regions plus parentheses inside dims, at any point of the text
+MAX_DENSE_DEPTH = 254  # lists inside a dense literal: TensorFlow's largest rank
 
 
 class IRParseError(ValueError):
@@ -139,7 +146,11 @@ def _scan_string(source: _Source, start: int):
 # -- the parser ----------------------------------------------------------------------------
 def parse_module(text: str) -> Module:
     """Parse the text form of a module (zero or more functions)."""
-    return _Parser(text).module()
+    parser = _Parser(text)
+    try:
+        return parser.module()
+    except RecursionError:
+        raise parser.error(parser.peek(), "the text nests too deeply for the parser's stack") from None
 
 
 @dataclass
@@ -168,6 +179,7 @@ class _Parser:
         self.source = _Source(text)
         self.tokens = tokenize(self.source)
         self.i = 0
+        self.nesting = 0  # regions and dim parentheses open at the current token
 
     # -- token helpers ---------------------------------------------------------------------
     def peek(self, ahead: int = 0) -> Token:
@@ -196,6 +208,22 @@ class _Parser:
 
     def error(self, token: Token, message: str) -> IRParseError:
         return self.source.error(token.pos, message)
+
+    def enter(self, token: Token, what: str) -> None:
+        """One more level of nesting (``leave`` closes it); refused past MAX_NESTING."""
+        if self.nesting >= MAX_NESTING:
+            raise self.error(token, f"{what} nested deeper than {MAX_NESTING} levels")
+        self.nesting += 1
+
+    def leave(self) -> None:
+        self.nesting -= 1
+
+    def int_of(self, token: Token) -> int:
+        """An int token's value (Python refuses to convert very long digit strings)."""
+        try:
+            return int(token.text)
+        except ValueError:
+            raise self.error(token, f"integer literal of {len(token.text)} digits is out of range") from None
 
     def skip_newlines(self) -> None:
         while self.accept("newline"):
@@ -327,7 +355,7 @@ class _Parser:
         count = 1
         if self.accept("punct", ":"):
             count_token = self.expect("int", what="a result count")
-            count = int(count_token.text)
+            count = self.int_of(count_token)
             if count < 1:
                 raise self.error(count_token, "a result count must be at least 1")
         self.punct("=")
@@ -364,7 +392,7 @@ class _Parser:
             raise self.error(token, f"use of undefined value {token.text} (values must be defined before use)")
         if self.accept("punct", "#"):
             index_token = self.expect("int", what="a result index")
-            index = int(index_token.text)
+            index = self.int_of(index_token)
             if index >= len(values):
                 raise self.error(index_token, f"{token.text} has {len(values)} result(s); no #{index}")
             return values[index]
@@ -375,6 +403,13 @@ class _Parser:
 
     def region(self, scope: ChainMap) -> Block:
         """``{`` NEWLINE ``^(%p: type, ...):`` NEWLINE op* ``}``."""
+        self.enter(self.peek(), "regions")
+        try:
+            return self.region_body(scope)
+        finally:
+            self.leave()
+
+    def region_body(self, scope: ChainMap) -> Block:
         self.punct("{")
         self.end_of_line()
         self.skip_newlines()
@@ -460,12 +495,16 @@ class _Parser:
     def dim_factor(self):
         token = self.next()
         if token.kind == "int":
-            return int(token.text)
+            return self.int_of(token)
         if token.kind == "ident":
             return sym(token.text)
         if token.kind == "punct" and token.text == "(":
-            value = self.dim()
-            self.punct(")")
+            self.enter(token, "parentheses")
+            try:
+                value = self.dim()
+                self.punct(")")
+            finally:
+                self.leave()
             return value
         raise self.error(token, f"expected a dimension (an integer, a symbol or '('), found {token.describe()}")
 
@@ -522,8 +561,8 @@ class _Parser:
 
     def int_value(self) -> int:
         negate = self.accept("punct", "-") is not None
-        token = self.expect("int", what="an integer")
-        return -int(token.text) if negate else int(token.text)
+        value = self.int_of(self.expect("int", what="an integer"))
+        return -value if negate else value
 
     def bool_value(self) -> bool:
         token = self.next()
@@ -562,10 +601,29 @@ class _Parser:
         return token.text[2:]
 
     def dense_literal(self):
-        """A nested list literal (``_ListLit``) or one element (``_ElemLit``)."""
-        if self.at("punct", "["):
-            start = self.peek()
-            return _ListLit(start, self.list_of(self.dense_literal))
+        """A nested list literal (``_ListLit``) or one element (``_ElemLit``), read with a
+        stack of the open lists (no recursion), at most MAX_DENSE_DEPTH of them."""
+        open_lists: list = []
+        while True:
+            if self.at("punct", "["):
+                if len(open_lists) == MAX_DENSE_DEPTH:
+                    raise self.error(self.peek(), f"dense literal lists nested deeper than {MAX_DENSE_DEPTH} levels")
+                node = _ListLit(self.next(), [])
+                if not self.accept("punct", "]"):
+                    open_lists.append(node)
+                    continue
+            else:
+                node = self.dense_element()
+            while open_lists:  # ``node`` is complete: add it to its list, close finished lists
+                open_lists[-1].items.append(node)
+                if not self.accept("punct", "]"):
+                    self.punct(",")
+                    break
+                node = open_lists.pop()
+            else:
+                return node
+
+    def dense_element(self) -> _ElemLit:
         negative = self.accept("punct", "-") is not None
         token = self.next()
         if token.kind not in ("int", "float", "ident"):
@@ -612,16 +670,27 @@ class _Parser:
             raise self.error(literal.token, f"dense literal of shape {shape} does not fit {ttype}")
         return np.array(flat, dtype=ttype.elem.np_dtype).reshape(ttype.shape)
 
-    def flatten(self, node, elem: ElemType, flat: list) -> tuple:
-        """Append a nested literal's elements to ``flat``; its shape (ragged is an error)."""
-        if isinstance(node, _ElemLit):
-            flat.append(self.element(node, elem))
-            return ()
-        shapes = [self.flatten(item, elem, flat) for item in node.items]
-        for item, shape in zip(node.items, shapes):
-            if shape != shapes[0]:
-                raise self.error(item.token, f"ragged dense literal: shape {shape} where {shapes[0]} was expected")
-        return (len(node.items),) + (shapes[0] if shapes else ())
+    def flatten(self, root, elem: ElemType, flat: list) -> tuple:
+        """Append a nested literal's elements to ``flat`` in order; its shape (ragged is an
+        error). Iterative: a list's shape is found once all its items have theirs."""
+        shapes: dict = {}  # id(node) -> shape
+        stack = [(root, False)]
+        while stack:
+            node, items_done = stack.pop()
+            if isinstance(node, _ElemLit):
+                flat.append(self.element(node, elem))
+                shapes[id(node)] = ()
+            elif not items_done:
+                stack.append((node, True))
+                stack.extend((item, False) for item in reversed(node.items))
+            else:
+                item_shapes = [shapes.pop(id(item)) for item in node.items]
+                for item, shape in zip(node.items, item_shapes):
+                    if shape != item_shapes[0]:
+                        raise self.error(item.token, f"ragged dense literal: shape {shape} where {item_shapes[0]} "
+                                                     "was expected")
+                shapes[id(node)] = (len(node.items),) + (item_shapes[0] if item_shapes else ())
+        return shapes[id(root)]
 
     def element(self, node: "_ElemLit", elem: ElemType):
         """One element (with its sign) as a Python value of the element type."""
@@ -636,17 +705,22 @@ class _Parser:
                 raise self.error(token, f"expected a float element, found {token.describe()}")
             value = -float(text) if negate else float(text)
             with np.errstate(over="ignore"):
-                overflows = np.isfinite(value) and not np.isfinite(elem.np_dtype.type(value))
+                overflows = not np.isfinite(elem.np_dtype.type(value)) and text not in ("inf", "nan")
             if overflows:
-                raise self.error(token, f"{value} is out of range for {elem}")
+                shown = value if np.isfinite(value) else ("-" if negate else "") + _abbreviated(text)
+                raise self.error(token, f"{shown} is out of range for {elem}")
             return value
         if token.kind != "int":
             raise self.error(token, f"expected an integer element, found {token.describe()}")
-        value = -int(text) if negate else int(text)
+        value = -self.int_of(token) if negate else self.int_of(token)
         info = np.iinfo(elem.np_dtype)
         if not info.min <= value <= info.max:
             raise self.error(token, f"{value} is out of range for {elem}")
         return value
+
+
+def _abbreviated(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _types(types: list) -> str:

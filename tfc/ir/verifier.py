@@ -152,6 +152,8 @@ class _FunctionVerifier:
         self.module = module
         self.defined: set = set()
         self.bound: set = set()
+        self.ops: set = set()
+        self._type_symbols: dict = {}
 
     def fail(self, problem: str, op: Optional[Operation] = None) -> VerifyError:
         return VerifyError(problem, op, self.func.name)
@@ -162,6 +164,20 @@ class _FunctionVerifier:
         if not body.ops or body.ops[-1].name != "return":
             raise self.fail("function body must end with 'return'")
         self.verify_block(body, None)
+        self.check_use_lists()
+
+    def check_use_lists(self) -> None:
+        """Every use recorded on a value of the function is by an op of the function."""
+        for value in self.defined:
+            for user, index in value._uses:
+                if user in self.ops and index < len(user.operands) and user.operands[index] is value:
+                    continue
+                owner = value.owner
+                what = f"result {value.index}" if isinstance(owner, Operation) else f"argument {value.index}"
+                state = "not in the function (dropped without being erased?)" if user not in self.ops else \
+                    f"whose operand {index} is another value"
+                raise self.fail(f"the use list of {what} records a use by a '{user.name}' op {state}",
+                                owner if isinstance(owner, Operation) else None)
 
     def check_arguments(self) -> None:
         for arg in self.func.args:
@@ -205,7 +221,11 @@ class _FunctionVerifier:
             raise self.fail("a fusion region must end with 'yield'", region_op)
 
     def check_operands(self, op: Operation, block: Block, visible: set, region_op) -> None:
+        self.ops.add(op)
         for k, value in enumerate(op.operands):
+            if (op, k) not in value._uses:
+                raise self.fail(f"operand {k} is missing from its value's use list (operands changed"
+                                f" behind the use lists' back)", op)
             if value in visible:
                 continue
             owner = value.owner
@@ -282,13 +302,20 @@ class _FunctionVerifier:
                 raise
             raise self.fail(str(e) or type(e).__name__, op) from None
 
+    def type_symbols(self, t) -> set:
+        """``_type_symbols``, memoised per type (a program has few distinct types)."""
+        symbols = self._type_symbols.get(t)
+        if symbols is None:
+            symbols = self._type_symbols[t] = _type_symbols(t)
+        return symbols
+
     def check_symbols(self, op: Operation) -> None:
         used = _attr_symbols(list(op.attrs.values()))
-        for t in op.result_types:
-            used |= _type_symbols(t)
+        for result in op.results:
+            used |= self.type_symbols(result.type)
         for region in op.regions:
             for arg in region.args:
-                used |= _type_symbols(arg.type)
+                used |= self.type_symbols(arg.type)
         unbound = used - self.bound
         if unbound:
             raise self.fail(f"symbol(s) {', '.join(sorted(unbound))} are not bound: each symbol must be a plain"

@@ -19,6 +19,8 @@ to it happens while they are live.
 """
 from __future__ import annotations
 
+import bisect
+import heapq
 from typing import Optional
 
 from tfc import ir
@@ -53,20 +55,19 @@ def aligned_operands(op: ir.Operation) -> set:
     if op.attrs.get("kind") != "loop":
         return set()
     region = op.regions[0]
-    uses = region.uses()
     aligned = set()
     for i, arg in enumerate(region.args):
-        if arg.type.shape == out_shape and _only_elementwise_paths(arg, uses, out_shape):
+        if arg.type.shape == out_shape and _only_elementwise_paths(arg, out_shape):
             aligned.add(i)
     return aligned
 
 
-def _only_elementwise_paths(value, uses, shape) -> bool:
+def _only_elementwise_paths(value, shape) -> bool:
     frontier = [value]
     seen = set()
     while frontier:
         v = frontier.pop()
-        for user, _ in uses.get(v, []):
+        for user, _ in v.uses:
             if user.name == "yield":
                 continue
             if user in seen:
@@ -95,6 +96,11 @@ class BufferAssign(Pass):
 
 
 class _Planner:
+    """The plan of one function. Every query is answered from the use lists and from
+    per-ref position lists (bisect), never by rescanning the function, so planning is
+    near-linear in the number of ops (the arena's first-fit search is linear in the
+    number of free slots)."""
+
     def __init__(self, function: ir.Function):
         self.function = function
         self.ops = [op for op in function.body.ops if op.name != "return"]
@@ -103,35 +109,61 @@ class _Planner:
         self.returned = list(function.body.terminator.operands)
         self.buffers: dict = {}  # Value -> annotation string
         self.alias_of: dict = {}  # Value -> Value whose buffer it shares
-        self.uses = function.body.uses()
+        self.aliases: dict = {}  # Value -> [Values sharing its buffer directly] (alias_of reversed)
+        self._ref_positions: dict = {}  # (ref, writes only) -> sorted top-level positions using it
 
     # -- liveness -----------------------------------------------------------------------
+    def make_alias(self, value, target) -> None:
+        self.alias_of[value] = target
+        self.aliases.setdefault(target, []).append(value)
+
     def root(self, value):
         while value in self.alias_of:
             value = self.alias_of[value]
         return value
 
+    def rooted_at(self, value) -> list:
+        """Every value whose buffer is ``value``'s through a chain of aliases."""
+        out, pending = [], list(self.aliases.get(value, ()))
+        while pending:
+            v = pending.pop()
+            out.append(v)
+            pending.extend(self.aliases.get(v, ()))
+        return out
+
     def last_use(self, value) -> int:
         """Last top-level position reading ``value`` or any alias of it (return = end)."""
         last = self.index.get(value.defining_op, -1) if value.defining_op else -1
-        pending = [value]
-        while pending:
-            v = pending.pop()
-            for user, _ in self.uses.get(v, []):
-                top = user if user in self.index else None
+        for v in [value, *self.rooted_at(value)]:
+            for user, _ in v.uses:
                 if user.name == "return":
                     last = max(last, self.end)
-                elif top is not None:
-                    last = max(last, self.index[top])
-            pending.extend(a for a, target in self.alias_of.items() if target is v)
+                else:
+                    position = self.index.get(user)
+                    if position is not None:
+                        last = max(last, position)
         return last
+
+    def ref_positions(self, ref_arg, writes_only: bool) -> list:
+        """Sorted top-level positions of the ops using ``ref_arg`` (or only writing it:
+        ``assign``/``rng`` with the ref as operand 0)."""
+        key = (ref_arg, writes_only)
+        positions = self._ref_positions.get(key)
+        if positions is None:
+            positions = sorted({self.index[op] for op, i in ref_arg.uses if op in self.index and
+                                (not writes_only or (i == 0 and op.name in ("assign", "rng")))})
+            self._ref_positions[key] = positions
+        return positions
+
+    def ref_used_between(self, ref_arg, start: int, stop: int, writes_only: bool) -> bool:
+        """Does an op at a position in (start, stop] use (or write) ``ref_arg``?"""
+        positions = self.ref_positions(ref_arg, writes_only)
+        k = bisect.bisect_right(positions, start)
+        return k < len(positions) and positions[k] <= stop
 
     def writes_to_ref(self, ref_arg, start: int, stop: int) -> bool:
         """Does any op at a position in (start, stop] write ``ref_arg``?"""
-        for op in self.ops[start + 1:stop + 1]:
-            if op.name in ("assign", "rng") and op.operands[0] is ref_arg:
-                return True
-        return False
+        return self.ref_used_between(ref_arg, start, stop, writes_only=True)
 
     # -- the plan -----------------------------------------------------------------------
     def plan(self, pass_: BufferAssign) -> bool:
@@ -140,7 +172,7 @@ class _Planner:
                 self.buffers[op.result] = "const"
             elif op.name == "reshape" and op.operands[0].type.elem == op.result.type.elem:
                 self.buffers[op.result] = "alias"
-                self.alias_of[op.result] = op.operands[0]
+                self.make_alias(op.result, op.operands[0])
         for op in self.ops:
             if op.name == "read":
                 self._plan_read(op)
@@ -159,7 +191,7 @@ class _Planner:
         position = self.index[op]
         if not self.writes_to_ref(ref, position, self.last_use(op.result)):
             self.buffers[op.result] = "alias"
-            self.alias_of[op.result] = ref
+            self.make_alias(op.result, ref)
 
     def _plan_outputs(self) -> None:
         taken = set()
@@ -178,7 +210,7 @@ class _Planner:
             producer = value.defining_op
             if producer is None or producer not in self.index or value in self.buffers:
                 continue
-            if len(self.uses.get(value, [])) != 1 or not self._can_write_in_place(producer, ref, self.index[op]):
+            if value.num_uses != 1 or not self._can_write_in_place(producer, ref, self.index[op]):
                 continue
             self.buffers[value] = f"ref{self.function.args.index(ref)}"
 
@@ -186,13 +218,10 @@ class _Planner:
         start = self.index[producer]
         if producer.name in ("read", "rng", "constant", "reshape") or len(producer.results) != 1:
             return False
-        for op in self.ops[start + 1:assign_position]:
-            if ref in op.operands:
-                return False
+        if self.ref_used_between(ref, start, assign_position - 1, writes_only=False):
+            return False
         aligned = aligned_operands(producer)
-        for alias, target in self.alias_of.items():
-            if self.root(alias) is not ref:
-                continue
+        for alias in self.rooted_at(ref):
             last = self.last_use(alias)
             if last > start:
                 return False
@@ -203,43 +232,142 @@ class _Planner:
         return all(self.root(operand) is not ref or i in aligned for i, operand in enumerate(producer.operands))
 
     def _plan_arena(self) -> Dim:
-        slots: list = []  # [size, busy_until]
+        """First fit in program order: each arena value takes the lowest-numbered slot that
+        is free at its definition (or that one of its index-aligned operands frees there)
+        and fits it, else a new slot."""
+        pool = _SlotPool()
         slot_of: dict = {}
         for position, op in enumerate(self.ops):
+            pool.advance(position)
+            aligned = None
             for result in op.results:
                 if result in self.buffers:
                     continue
                 size = _aligned(value_bytes(result.type))
-                chosen = self._reusable_slot(slots, slot_of, op, position, size)
+                if aligned is None:
+                    aligned = aligned_operands(op)
+                chosen = self._reusable_slot(pool, slot_of, op, position, size, aligned)
+                busy_until = self.last_use(result)
                 if chosen is None:
-                    slots.append([size, 0])
-                    chosen = len(slots) - 1
-                slots[chosen][1] = self.last_use(result)
+                    chosen = pool.new(size, busy_until)
+                else:
+                    pool.take(chosen, busy_until)
                 slot_of[result] = chosen
         offsets: list = []
         total: Dim = 0
-        for size, _ in slots:
+        for size, _ in pool.slots:
             offsets.append(total)
             total = dim_add(total, size)
         for value, slot in slot_of.items():
             self.buffers[value] = f"arena+{dim_str(offsets[slot])}"
         return total
 
-    def _reusable_slot(self, slots, slot_of, op, position: int, size: Dim) -> Optional[int]:
-        aligned = aligned_operands(op)
+    def _reusable_slot(self, pool: "_SlotPool", slot_of, op, position: int, size: Dim,
+                       aligned: set) -> Optional[int]:
+        """The lowest slot that is free (busy only before ``position``) and fits, or that is
+        busy until ``position`` only for operands ``op`` reads index-aligned."""
+        best = pool.first_fit(size)
         in_place = {slot_of.get(self.root(op.operands[i])) for i in aligned} - {None}
-        for index, (slot_size, busy_until) in enumerate(slots):
-            free = busy_until < position or (busy_until == position and index in in_place and
-                                             self._slot_read_only_aligned(slot_of, index, op, aligned))
-            if free and _fits(size, slot_size):
-                return index
-        return None
+        for index in in_place:
+            slot_size, busy_until = pool.slots[index]
+            if (busy_until == position and (best is None or index < best) and _fits(size, slot_size)
+                    and self._slot_read_only_aligned(slot_of, index, op, aligned)):
+                best = index
+        return best
 
     def _slot_read_only_aligned(self, slot_of, slot: int, op, aligned: set) -> bool:
         for i, operand in enumerate(op.operands):
             if slot_of.get(self.root(operand)) == slot and i not in aligned:
                 return False
         return True
+
+
+class _SlotPool:
+    """The arena's slots (``[size, busy_until]``) and which are free, for first-fit queries
+    in O(log slots): a slot is free at ``position`` when ``busy_until < position``.
+
+    A static size fits a free static slot at least as large (a segment tree of the free
+    static slots' sizes finds the lowest such index); a symbolic size fits only a free
+    slot of the very same size (a heap of free indices per size)."""
+
+    def __init__(self):
+        self.slots: list = []  # [size, busy_until]
+        self._free: list = []  # per slot
+        self._busy: list = []  # heap of (busy_until, index); stale entries are skipped
+        self._by_size: dict = {}  # symbolic size -> heap of free indices (stale entries skipped)
+        self._tree = _MaxTree()  # static slots: size when free, -1 when busy
+
+    def advance(self, position: int) -> None:
+        """Free every slot whose value's last use is before ``position``."""
+        busy = self._busy
+        while busy and busy[0][0] < position:
+            busy_until, index = heapq.heappop(busy)
+            if not self._free[index] and self.slots[index][1] == busy_until:
+                self._free[index] = True
+                size = self.slots[index][0]
+                if isinstance(size, int):
+                    self._tree.set(index, size)
+                else:
+                    heapq.heappush(self._by_size.setdefault(size, []), index)
+
+    def first_fit(self, size: Dim) -> Optional[int]:
+        if isinstance(size, int):
+            return self._tree.leftmost_at_least(size)
+        heap = self._by_size.get(size)
+        while heap and not self._free[heap[0]]:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    def take(self, index: int, busy_until: int) -> None:
+        if self._free[index]:
+            self._free[index] = False
+            if isinstance(self.slots[index][0], int):
+                self._tree.set(index, -1)
+        self.slots[index][1] = busy_until
+        heapq.heappush(self._busy, (busy_until, index))
+
+    def new(self, size: Dim, busy_until: int) -> int:
+        index = len(self.slots)
+        self.slots.append([size, busy_until])
+        self._free.append(False)
+        heapq.heappush(self._busy, (busy_until, index))
+        return index
+
+
+class _MaxTree:
+    """Values by index (growing), default -1; the lowest index whose value is >= x."""
+
+    def __init__(self):
+        self._capacity = 1
+        self._tree = [-1, -1]
+
+    def set(self, index: int, value: int) -> None:
+        while index >= self._capacity:
+            self._grow()
+        node = self._capacity + index
+        tree = self._tree
+        tree[node] = value
+        node //= 2
+        while node:
+            tree[node] = max(tree[2 * node], tree[2 * node + 1])
+            node //= 2
+
+    def leftmost_at_least(self, x: int) -> Optional[int]:
+        tree = self._tree
+        if tree[1] < x:
+            return None
+        node = 1
+        while node < self._capacity:
+            node = 2 * node if tree[2 * node] >= x else 2 * node + 1
+        return node - self._capacity
+
+    def _grow(self) -> None:
+        old, capacity = self._tree[self._capacity:], self._capacity * 2
+        tree = [-1] * (2 * capacity)
+        tree[capacity:capacity + len(old)] = old
+        for node in range(capacity - 1, 0, -1):
+            tree[node] = max(tree[2 * node], tree[2 * node + 1])
+        self._capacity, self._tree = capacity, tree
 
 
 def _fits(size: Dim, slot_size: Dim) -> bool:

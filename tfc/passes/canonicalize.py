@@ -24,10 +24,11 @@ Ops with effects (read, assign, rng), calls and terminators are never rewritten;
 only appear as operands. Fusion regions are simplified like function bodies. New ops
 keep the location of the op they replace.
 
-The pass sweeps each block forward; an op's operands are final when it is visited and
-each rewrite result is simplified again at once, so one sweep reaches the fixed point
-(the pass sweeps again, capped, to make sure). Ops it replaces are deleted; their
-operands may become dead, which DCE removes.
+The pass sweeps each block forward once; an op's operands are final when it is visited
+and each rewrite result is simplified again at once, so one sweep reaches the fixed point
+(a new op takes the position of the op it replaces, so the operand order is stable too).
+A run costs one visit per op: linear. Ops it replaces are erased; their operands may
+become dead, which DCE removes.
 """
 from __future__ import annotations
 
@@ -36,11 +37,8 @@ from typing import Optional, Union
 from tfc.ir.core import Function, Module, Operation, Value
 
 from .manager import Pass
-from .patterns import (Rewrite, is_constant_like, is_identity_perm, is_pure, replace_by_values, splat_equals,
-                       splat_scalar, sweep_function)
-
-COMMUTATIVE = frozenset({"add", "mul", "max", "min", "and", "or", "xor"})
-COMMUTATIVE_COMPARE = frozenset({"eq", "ne"})
+from .patterns import (Rewrite, is_commutative, is_identity_perm, is_pure, order_commutative_operands,
+                       replace_by_values, splat_equals, splat_scalar, sweep_function)
 
 # What a pattern returns: None (no match), the op itself (changed in place), an existing
 # value (replaces the op's result) or a new op (replaces the op, simplified again).
@@ -50,7 +48,7 @@ Outcome = Union[None, Operation, Value]
 class Canonicalize(Pass):
     name = "canonicalize"
 
-    def __init__(self, max_sweeps: int = 4):
+    def __init__(self, max_sweeps: int = 1):
         super().__init__()
         self.max_sweeps = max_sweeps
         self._position: dict = {}
@@ -79,8 +77,10 @@ class Canonicalize(Pass):
                 break
             changed = True
             if isinstance(outcome, Value):
+                _discard(current, op)
                 return replace_by_values([outcome])
             if outcome is not current:
+                _discard(current, op)
                 self._position[outcome.result] = self._position[op.result]
                 current = outcome
         if not changed:
@@ -90,22 +90,18 @@ class Canonicalize(Pass):
     def _apply(self, op: Operation) -> Outcome:
         rule = _RULES.get(op.name)
         outcome = rule(op) if rule is not None else None
-        if outcome is None and _is_commutative(op):
-            outcome = self._order_operands(op)
+        if outcome is None and is_commutative(op):
+            outcome = op if order_commutative_operands(op, self._position) else None
         if isinstance(outcome, Value) and outcome.type != op.result.type:
             return None  # never change a type
         return outcome
 
-    def _order_operands(self, op: Operation) -> Outcome:
-        """Non-constants first (by position), constants second."""
-        a, b = op.operands
-        if self._order_key(b) < self._order_key(a):
-            op.operands = [b, a]
-            return op
-        return None
 
-    def _order_key(self, value: Value) -> tuple:
-        return (is_constant_like(value), self._position.get(value, (1 << 62, 0)))
+def _discard(candidate: Operation, visited: Operation) -> None:
+    """A rewrite built ``candidate`` and then replaced it before it was placed: erase it,
+    so that it does not stay a user of its operands (the visited op is the sweep's)."""
+    if candidate is not visited:
+        candidate.drop_references()
 
 
 def _positions(func: Function) -> dict:
@@ -120,12 +116,6 @@ def _positions(func: Function) -> dict:
             for result in op.results:
                 position[result] = (i, result.index)
     return position
-
-
-def _is_commutative(op: Operation) -> bool:
-    if op.name == "compare":
-        return op.attrs.get("dir") in COMMUTATIVE_COMPARE
-    return op.name in COMMUTATIVE
 
 
 def _new_op(like: Operation, name: str, operand: Value, attrs: dict) -> Operation:

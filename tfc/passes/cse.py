@@ -17,8 +17,14 @@ use the first. Never merged:
   CSE has merged the unfused ops, so duplicate fusions are rare.
 
 Each fusion region is its own scope (a region sees only its own values), so ops inside
-a region merge with each other but never with ops outside. ``canonicalize`` orders the
-operands of commutative ops first, so ``a+b`` and ``b+a`` merge.
+a region merge with each other but never with ops outside. Before keying a commutative
+op, CSE puts its operands in canonicalize's order (non-constants by position, then
+constants), so ``a+b`` and ``b+a`` merge, and an operand replaced by an earlier duplicate
+leaves the op in canonical order: canonicalize has nothing to redo after CSE, and the
+simplify group reaches its fixed point one iteration sooner. (Swapping a commutative
+op's operands never changes its value.)
+
+One forward walk per block, each op keyed once: linear in the size of the function.
 """
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ from typing import Optional
 from tfc.ir.core import Block, Module, Operation
 
 from .manager import Pass
-from .patterns import attrs_key, is_pure
+from .patterns import attrs_key, is_commutative, is_pure, order_commutative_operands
 
 
 class CSE(Pass):
@@ -42,27 +48,35 @@ class CSE(Pass):
 
 
 def _cse_block(block: Block) -> bool:
-    """Merge duplicates within ``block``; regions first, each with its own table."""
+    """Merge duplicates within ``block``; regions first, each with its own table.
+
+    One forward walk: a duplicate's uses move to the first op through the use lists (a
+    cost per use) before any later op is keyed, so later ops see merged operands and one
+    walk finds chains of duplicates (linear in the block's size)."""
     seen: dict = {}
-    remap: dict = {}
     changed = False
+    position: dict = {arg: (-1, arg.index) for arg in block.args}  # canonicalize's order
     old_ops, block.ops = block.ops, []
     for op in old_ops:
-        if remap:
-            op.operands = [remap.get(v, v) for v in op.operands]
         for region in op.regions:
             changed |= _cse_block(region)
+        if is_commutative(op) and len(op.operands) == 2:
+            changed |= order_commutative_operands(op, position)
         key = _key(op)
         first = seen.get(key) if key is not None else None
         if first is None:
             if key is not None:
                 seen[key] = op
-            block.append(op)
+            index = len(block.ops)
+            for result in op.results:
+                position[result] = (index, result.index)
+            block.ops.append(op)
             continue
         changed = True
         op.parent = None
         for old, new in zip(op.results, first.results):
-            remap[old] = new
+            old.replace_all_uses_with(new)
+        op.drop_references()
     return changed
 
 

@@ -12,7 +12,7 @@ functions themselves are never touched.
 """
 from __future__ import annotations
 
-from tfc.ir.core import Block, Module, Operation
+from tfc.ir.core import Block, Module
 
 from .manager import Pass
 from .patterns import is_removable
@@ -30,25 +30,23 @@ class DCE(Pass):
 
 
 def _dce_block(block: Block) -> bool:
-    """Delete the dead ops of ``block`` (and of the regions of its live ops)."""
-    live_values: set = set()
+    """Delete the dead ops of ``block`` (and of the regions of its live ops).
+
+    One backward walk over the use lists: users come after their operands' producers, so
+    when an op is reached every user of its results has already been kept or erased (and
+    an erased op no longer uses anything): the op is dead when it is removable and none of
+    its results has a use left. Linear in the block's size."""
     kept: list = []
     changed = False
     for op in reversed(block.ops):
-        if not _is_live(op, live_values):
+        if is_removable(op) and not any(result._uses for result in op.results):
             op.parent = None
+            op.drop_references()
             changed = True
             continue
         for region in op.regions:
             changed |= _dce_block(region)
-        live_values.update(op.operands)
         kept.append(op)
     kept.reverse()
     block.ops = kept
     return changed
-
-
-def _is_live(op: Operation, live_values: set) -> bool:
-    if not is_removable(op):
-        return True
-    return any(result in live_values for result in op.results)

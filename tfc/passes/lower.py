@@ -357,6 +357,27 @@ class LowerCtx:
             return value
         return self.b.value("reduce", [value], {"op": kind, "dims": dims})
 
+    # -- run-time checks ----------------------------------------------------------------------
+    def check(self, kind: str, value: ir.Value, **attrs) -> None:
+        """A ``check`` of ``value`` (kinds: tfc/ir/ops.py) where TF's kernel raises on bad
+        data; nothing when the value is known now and passes. A value known to fail is
+        still checked at run time: TF raises when the graph runs, not when it is built."""
+        attrs = {"kind": kind, **{name: v for name, v in attrs.items() if v is not None}}
+        if not self._passes_statically(value, attrs):
+            self.b.op("check", [value], attrs)
+
+    def _passes_statically(self, value: ir.Value, attrs: dict) -> bool:
+        from tfc.ir.evaluator import check_failure
+
+        known = self.static(value)
+        dims = [d for name in ("bound", "size") for d in attrs.get(name) or []]
+        if known is None or known.dtype == object or not value.type.is_static or \
+                not all(isinstance(d, int) for d in dims):
+            return False
+        array = np.asarray(known).astype(value.type.elem.np_dtype).reshape(tuple(value.type.shape))
+        rule = {name: v for name, v in attrs.items() if name != "unless_empty"}
+        return check_failure(array, rule) is None
+
     # -- state --------------------------------------------------------------------------------
     def rng_state(self, op) -> tuple:
         """(ref<i64[]> state value, (seed0, seed1)) for a random op."""

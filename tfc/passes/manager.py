@@ -1,5 +1,6 @@
-"""The pass manager: runs a pipeline of passes over a module, verifies between passes,
-records time and op counts per pass, and calls a dump hook after each pass.
+"""The pass manager: runs a pipeline of passes over a module, verifies between passes (or
+once at the end), records time and op counts per pass, and calls a dump hook after each
+pass.
 
 A pipeline is a list of :class:`Pass` objects and :class:`FixedPoint` groups (passes run
 in order repeatedly until none changes the module, capped). ``PIPELINES`` names the
@@ -11,10 +12,22 @@ pipelines the compiler and ``tfc dump-ir`` use::
 Stage names (what the dump hook and the report see) are the pass names; a pass inside a
 fixed-point group gets its iteration as a suffix: ``cse.2`` is CSE's run in the group's
 second iteration.
+
+Verification (``verify=``): ``"each"`` (or True, the default of this class) checks the
+input and the module after every pass that changed it, naming the pass that broke it;
+``"end"`` checks once, after the last pass (what the compiler does: verification is
+linear but not free); False/"none" never. :func:`default_verify` is the compiler's
+choice: ``"end"``, or ``"each"`` when the environment sets ``TFC_VERIFY_EACH=1`` (the
+tests do; ``tfc dump-ir --verify-each`` does).
+
+Work counting (``count_work=True``): each record's ``work`` is the number of Python
+lines the pass executed inside the tfc package (a deterministic operation count, no
+clock): tests compare it across input sizes to show that passes are linear.
 """
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
@@ -86,6 +99,7 @@ class PassRecord:
     notes: list = field(default_factory=list)
     group: Optional[str] = None  # the FixedPoint it ran in
     iteration: Optional[int] = None
+    work: Optional[int] = None  # lines executed in tfc code (PassManager(count_work=True))
 
 
 @dataclass
@@ -109,6 +123,13 @@ class PassReport:
     @property
     def changed(self) -> bool:
         return any(r.changed for r in self.records)
+
+    def work(self) -> dict:
+        """{pass name: total work over its executions} (with ``count_work=True``)."""
+        totals: dict = {}
+        for r in self.records:
+            totals[r.name] = totals.get(r.name, 0) + (r.work or 0)
+        return totals
 
     def notes(self) -> list:
         """Every note of every pass, prefixed with its stage."""
@@ -143,7 +164,8 @@ class PassReport:
 
 
 class PassVerificationError(VerifyError):
-    """The IR does not verify after a pass (or, with ``pass_name`` None, before any)."""
+    """The IR does not verify after a pass (or, with ``pass_name`` None, before any; with
+    ``stage`` "end", after the whole pipeline when only the end was verified)."""
 
     def __init__(self, error: VerifyError, pass_name: Optional[str], stage: Optional[str]):
         self.error = error
@@ -153,7 +175,10 @@ class PassVerificationError(VerifyError):
         self.op = error.op
         self.function = error.function
         self.loc = error.loc
-        if pass_name is None:
+        if pass_name is None and stage == "end":
+            head = ("the module does not verify after the pass pipeline (verify each pass to find the one"
+                    " that broke it: TFC_VERIFY_EACH=1 or tfc dump-ir --verify-each)")
+        elif pass_name is None:
             head = "the input module does not verify (before any pass)"
         else:
             head = f"pass '{pass_name}' (stage {stage}) produced invalid IR"
@@ -164,13 +189,15 @@ class PassVerificationError(VerifyError):
 class PassManager:
     """Runs a pipeline (a list of passes and FixedPoint groups, or a name in PIPELINES).
 
-    ``verify``: check the module before the first pass and after every pass that changed
-    it; a failure raises :class:`PassVerificationError` naming the pass.
+    ``verify``: True or "each": check the module before the first pass and after every
+    pass that changed it; a failure raises :class:`PassVerificationError` naming the pass.
+    "end": check once after the last pass. False or "none": never.
     ``dump(stage_name, module)``: called after every pass execution.
+    ``count_work``: record each pass's work (see the module docstring).
     """
 
-    def __init__(self, pipeline: Union[str, Sequence[PipelineItem]], verify: bool = True,
-                 dump: Optional[DumpHook] = None):
+    def __init__(self, pipeline: Union[str, Sequence[PipelineItem]], verify: Union[bool, str] = True,
+                 dump: Optional[DumpHook] = None, count_work: bool = False):
         if isinstance(pipeline, str):
             if pipeline not in PIPELINES:
                 raise KeyError(f"unknown pipeline {pipeline!r} (known: {', '.join(sorted(PIPELINES))})")
@@ -179,8 +206,10 @@ class PassManager:
             if not isinstance(item, (Pass, FixedPoint)):
                 raise TypeError(f"a pipeline holds passes and FixedPoint groups, got {item!r}")
         self.pipeline = list(pipeline)
-        self.verify = verify
+        self.verify_mode = _verify_mode(verify)
+        self.verify = self.verify_mode == "each"  # verify between passes
         self.dump = dump
+        self.count_work = count_work
 
     def run(self, module: Module) -> PassReport:
         report = PassReport()
@@ -192,6 +221,8 @@ class PassManager:
                 self._run_fixed_point(item, module, report)
             else:
                 self._run_pass(item, item.name, module, report)
+        if self.verify_mode == "end":
+            self._verify(module, None, "end")
         report.total_seconds = time.perf_counter() - start
         return report
 
@@ -213,16 +244,24 @@ class PassManager:
 
     def _run_pass(self, p: Pass, stage: str, module: Module, report: PassReport) -> PassRecord:
         p.notes = []
-        before = module.op_count()
+        # The previous pass's count, unless something (a dump hook?) may have changed the module.
+        last = report.records[-1] if report.records and self.dump is None else None
+        before = last.ops_after if last is not None else module.op_count()
+        counter = WorkCounter() if self.count_work else None
         start = time.perf_counter()
         try:
-            changed = bool(p.run(module))
+            if counter is not None:
+                with counter:
+                    changed = bool(p.run(module))
+            else:
+                changed = bool(p.run(module))
         except Exception as exc:
             if hasattr(exc, "add_note"):  # Python 3.11+
                 exc.add_note(f"(while running pass '{p.name}', stage {stage})")
             raise
         seconds = time.perf_counter() - start
         record = PassRecord(p.name, stage, changed, seconds, before, module.op_count(), list(p.notes))
+        record.work = counter.lines if counter is not None else None
         report.records.append(record)
         if changed and self.verify:
             self._verify(module, p.name, stage)
@@ -236,6 +275,64 @@ class PassManager:
             verify(module)
         except VerifyError as error:
             raise PassVerificationError(error, pass_name, stage) from error
+
+
+def _verify_mode(verify: Union[bool, str, None]) -> str:
+    if verify is True or verify == "each":
+        return "each"
+    if verify is False or verify is None or verify == "none":
+        return "none"
+    if verify == "end":
+        return "end"
+    raise ValueError(f"verify must be True, False, 'each', 'end' or 'none', got {verify!r}")
+
+
+VERIFY_EACH_ENV = "TFC_VERIFY_EACH"
+
+
+def default_verify() -> str:
+    """The compiler's verification: "each" when ``TFC_VERIFY_EACH`` is 1/true/yes, else "end"."""
+    flag = os.environ.get(VERIFY_EACH_ENV, "").strip().lower()
+    return "each" if flag in ("1", "true", "yes", "on") else "end"
+
+
+class WorkCounter:
+    """Counts the Python lines executed in the tfc package while active (a context manager).
+
+    A deterministic measure of work for complexity tests: a pass that rescans a function
+    per op executes ~n^2 lines on n ops, a linear one ~n. Tracing makes code ~10-50x
+    slower; it is for tests and investigations, never on by default. Nested counters are
+    not supported (the innermost one wins while it is active)."""
+
+    def __init__(self, prefix: Optional[str] = None):
+        import tfc
+
+        self.prefix = prefix or os.path.dirname(os.path.abspath(tfc.__file__))
+        self.lines = 0
+        self._previous = None
+        self._files: dict = {}
+
+    def _counts(self, filename: str) -> bool:
+        counted = self._files.get(filename)
+        if counted is None:
+            counted = self._files[filename] = filename.startswith(self.prefix)
+        return counted
+
+    def _local(self, frame, event, arg):
+        if event == "line":
+            self.lines += 1
+        return self._local
+
+    def _global(self, frame, event, arg):
+        return self._local if self._counts(frame.f_code.co_filename) else None
+
+    def __enter__(self) -> "WorkCounter":
+        self._previous = sys.gettrace()
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.settrace(self._previous)
 
 
 def run_pipeline(module: Module, pipeline: Union[str, Sequence[PipelineItem]] = "default",

@@ -5,8 +5,8 @@
 - constants: :func:`splat_scalar` sees through ``broadcast`` to the scalar a value is
   made of, :func:`is_constant_like` says whether a value is (a broadcast of) a constant;
 - a forward sweep over a block (:func:`sweep_function`) that lets a pass replace each op
-  by new ops and/or existing values, remapping every later use in O(1), so that a pass
-  is linear in the size of the function instead of rescanning uses for each rewrite;
+  by new ops and/or existing values, moving the uses through the use lists (a cost per
+  use, not per op of the function), so that a pass is linear in the size of the function;
 - :func:`attr_key`: a hashable deep key of an op's attributes (for CSE).
 """
 from __future__ import annotations
@@ -96,6 +96,33 @@ def is_identity_perm(perm) -> bool:
     return list(perm) == list(range(len(perm)))
 
 
+# -- commutative operand order ---------------------------------------------------------------
+COMMUTATIVE = frozenset({"add", "mul", "max", "min", "and", "or", "xor"})
+COMMUTATIVE_COMPARE = frozenset({"eq", "ne"})
+_LAST = (1 << 62, 0)
+
+
+def is_commutative(op: Operation) -> bool:
+    if op.name == "compare":
+        return op.attrs.get("dir") in COMMUTATIVE_COMPARE
+    return op.name in COMMUTATIVE
+
+
+def operand_order_key(value: Value, position: dict) -> tuple:
+    """The canonical order of a commutative op's operands: non-constants first, by
+    ``position`` (value -> a sortable position in the block), constants second."""
+    return (is_constant_like(value), position.get(value, _LAST))
+
+
+def order_commutative_operands(op: Operation, position: dict) -> bool:
+    """Swap a commutative binary op's operands into canonical order; True if swapped."""
+    a, b = op.operands
+    if operand_order_key(b, position) < operand_order_key(a, position):
+        op.operands = [b, a]
+        return True
+    return False
+
+
 # -- forward sweep with replacement ----------------------------------------------------------
 @dataclass
 class Rewrite:
@@ -125,30 +152,33 @@ def sweep_function(func: Function, visit: Visit) -> bool:
 def sweep_block(block: Block, visit: Visit) -> bool:
     """Visit every op of ``block`` in order (regions first, inner to outer).
 
-    Before an op is visited its operands are rewritten through the replacements made so
-    far, so ``visit`` always sees final operands. ``visit`` returns None to keep the op
-    unchanged, or a :class:`Rewrite`. Region values never escape their region, so each
-    block keeps its own replacement table.
+    ``visit`` returns None to keep the op unchanged, or a :class:`Rewrite`: its ops take
+    the visited op's place, each of the op's results is replaced in all its uses by the
+    matching value (through the use lists: the cost is the number of uses), and the op is
+    erased. Every op is visited once and no op is looked at twice, so a sweep is linear in
+    the size of the block. Later ops thus always have final operands when visited, and use
+    lists are exact at every visit. Region values never escape their region.
     """
-    remap: dict = {}
     changed = False
     old_ops, block.ops = block.ops, []
     for op in old_ops:
-        if remap:
-            op.operands = [remap.get(v, v) for v in op.operands]
         for region in op.regions:
             changed |= sweep_block(region, visit)
         outcome = visit(op)
         if outcome is None:
-            block.append(op)
+            block.ops.append(op)
             continue
         changed = True
         op.parent = None
+        kept_itself = False
         for new_op in outcome.ops:
+            kept_itself |= new_op is op
             block.append(new_op)
         for old, new in zip(op.results, outcome.values):
             if old is not new:
-                remap[old] = new
+                old.replace_all_uses_with(new)
+        if not kept_itself:
+            op.drop_references()
     return changed
 
 

@@ -4,6 +4,11 @@ One ctypes call per run. Before it: bind the shape symbols from the arguments' s
 (checking static dims, ranks, dtypes and the equalities the compiler relied on), compute
 the output shapes from the symbols and allocate them, and size the temp arena (kept and
 grown across runs). After it: turn a non-zero status into the error the program reported.
+
+Thread-safe: what one call writes (the slots array, the dims array, the temp arena, the
+error record, the argument pointer cache) lives in a ``_CallContext`` taken from a free
+list for the call and put back after it, so threads run calls at the same time, each on
+its own context (the ctypes call releases the GIL). One thread reuses one context.
 """
 from __future__ import annotations
 
@@ -14,10 +19,11 @@ from typing import Optional, Sequence
 import numpy as np
 
 from tfc import ir
+from tfc.frontend import errors
 from tfc.frontend.errors import InvalidArgumentError
+from tfc import program_errors as checks
 from tfc.ir.dims import Dim, dim_str
 
-ERROR_GATHER_INDEX = 1
 ARENA_ALIGN = 64  # the arena's base address is rounded up to this (buffer_assign.ALIGN)
 
 
@@ -54,8 +60,36 @@ class ArgSpec:
     checks: list = field(default_factory=list)  # [(axis, dim function)] for non-plain dims
 
 
+class _CallContext:
+    """The memory one call of a program writes: never shared by two calls at once."""
+
+    __slots__ = ("slots", "dims", "error", "arena", "arena_address", "cache", "runs")
+
+    def __init__(self, num_args: int, num_outputs: int, num_symbols: int):
+        self.slots = (ctypes.c_void_p * (num_args + num_outputs + 2))()
+        self.dims = (ctypes.c_int64 * max(1, num_symbols))()
+        self.error = np.zeros(checks.RECORD_SIZE, dtype=np.int64)
+        self.slots[num_args + num_outputs + 1] = self.error.__array_interface__["data"][0]
+        self.arena = np.empty(0, dtype=np.uint8)
+        self.arena_address = 0
+        self.cache = [None] * num_args  # per argument: (the last array, its data address)
+        self.runs = 0
+
+    def grow_arena(self, size: int, arena_slot: int) -> None:
+        """An arena of at least ``size`` usable bytes, its base aligned to ARENA_ALIGN."""
+        self.arena = np.empty(size + ARENA_ALIGN, dtype=np.uint8)  # the slack for aligning the base is not usable
+        address = self.arena.__array_interface__["data"][0]
+        self.arena_address = address + (-address % ARENA_ALIGN)
+        self.slots[arena_slot] = self.arena_address
+
+
 class Executable:
-    """Runs compiled code: ``run(args)`` takes one numpy array per function argument."""
+    """Runs compiled code: ``run(args)`` takes one numpy array per function argument.
+
+    Thread-safe: several threads may call ``run`` at once; each call has its own slots,
+    dims, arena and error record (a ``_CallContext`` from a free list), so calls run in
+    parallel. Arguments that are program state (refs) are not guarded: callers that share
+    them serialise their calls (Session.run does)."""
 
     def __init__(self, function: ir.Function, code, symbols: list, arena_bytes: Dim, op_names: Sequence[str],
                  constraints: Sequence = (), source_ops: Optional[dict] = None):
@@ -68,16 +102,21 @@ class Executable:
         self.outputs = [(t.elem.np_dtype, [_compile_dim(d, self.symbols) for d in t.shape])
                         for t in function.result_types]
         self._arena_size = _compile_dim(arena_bytes, self.symbols)
-        self._arena = np.empty(0, dtype=np.uint8)
-        self._error = np.zeros(4, dtype=np.int64)
-        self._slots = (ctypes.c_void_p * (len(self.args) + len(self.outputs) + 2))()
-        self._dims = (ctypes.c_int64 * max(1, len(self.symbols)))()
         self.constraints = list(constraints)
-        self.runs = 0
-        self._arena_address = 0
-        self._error_address = self._error.__array_interface__["data"][0]
-        self._pointer_cache = [None] * len(self.args)
+        self._arena_slot = len(self.args) + len(self.outputs)
+        self._contexts: list = []  # every context made (for ``runs``)
+        self._free: list = []  # the contexts no call is using; list.pop/append are atomic
         self._fast = self._generate_fast_path()
+
+    def _new_context(self) -> _CallContext:
+        context = _CallContext(len(self.args), len(self.outputs), len(self.symbols))
+        self._contexts.append(context)
+        return context
+
+    @property
+    def runs(self) -> int:
+        """Calls that reached the compiled code, over all threads."""
+        return sum(context.runs for context in list(self._contexts))
 
     # -- profiling --------------------------------------------------------------------------
     def enable_profile(self, kernels: Sequence[tuple], descriptions: Sequence[str]) -> None:
@@ -155,15 +194,14 @@ class Executable:
     def _generate_fast_path(self):
         """A Python function specialised to this program's signature: check the arguments
         (returning None on any mismatch, so ``run`` reports it with the slow, detailed
-        path), bind the symbols, allocate the outputs and fill the call's slots."""
-        lines = ["def fast(values):"]
+        path), bind the symbols, allocate the outputs and fill the call's slots and dims."""
+        lines = ["def fast(values, slots, dims_array, cache):"]
         names = [f"v{i}" for i in range(len(self.args))]
         if names:
             lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = values")
         symbol_names = [f"s{i}" for i in range(len(self.symbols))]
         bound: set = set()
-        env = {"np_empty": np.empty, "slots": self._slots, "dims_array": self._dims, "cache": self._pointer_cache,
-               "address": _address}
+        env = {"np_empty": np.empty, "address": _address}
         for i, (spec, name) in enumerate(zip(self.args, names)):
             env[f"D{i}"] = spec.elem.np_dtype
             lines.append(f"    if {name}.dtype != D{i} or {name}.ndim != {len(spec.shape)}: return None")
@@ -212,33 +250,37 @@ class Executable:
         return out
 
     def run(self, values: Sequence[np.ndarray]) -> list:
-        fast = self._fast(values) if len(values) == len(self.args) else None
-        if fast is None:
-            return self._run_checked(values)
-        bound, outputs = fast
-        arena_size = self._arena_size(bound)
-        if self._arena.size < arena_size + ARENA_ALIGN:  # the slack for aligning the base is not usable
-            self._arena = np.empty(arena_size + ARENA_ALIGN, dtype=np.uint8)
-            address = self._arena.__array_interface__["data"][0]
-            self._arena_address = address + (-address % ARENA_ALIGN)
-        position = len(self.args) + len(outputs)
-        slots = self._slots
-        slots[position] = self._arena_address
-        slots[position + 1] = self._error_address
-        status = self.code.entry(slots, self._dims)
-        self.runs += 1
-        if status != 0:
-            self._raise(status)
-        return outputs
+        """One call on one array per function argument; returns the output arrays."""
+        free = self._free
+        try:
+            context = free.pop()
+        except IndexError:
+            context = self._new_context()
+        try:
+            fast = self._fast(values, context.slots, context.dims, context.cache) \
+                if len(values) == len(self.args) else None
+            if fast is None:
+                return self._run_checked(values, context)
+            bound, outputs = fast
+            arena_size = self._arena_size(bound)
+            if context.arena.size < arena_size + ARENA_ALIGN:
+                context.grow_arena(arena_size, self._arena_slot)
+            status = self.code.entry(context.slots, context.dims)
+            context.runs += 1
+            if status != 0:
+                self._raise(status, context.error)
+            return outputs
+        finally:
+            free.append(context)
 
-    def _run_checked(self, values: Sequence[np.ndarray]) -> list:
+    def _run_checked(self, values: Sequence[np.ndarray], context: _CallContext) -> list:
         """The slow path: explains why arguments do not fit (bind raises)."""
         bound = self.bind(values)
         outputs = [np.empty([f(bound) for f in dims], dtype=dtype) for dtype, dims in self.outputs]
         arena_size = self._arena_size(bound)
-        if self._arena.size < arena_size + ARENA_ALIGN:  # the slack for aligning the base is not usable
-            self._arena = np.empty(arena_size + ARENA_ALIGN, dtype=np.uint8)
-        slots = self._slots
+        if context.arena.size < arena_size + ARENA_ALIGN:
+            context.grow_arena(arena_size, self._arena_slot)
+        slots = context.slots
         position = 0
         for value in values:
             slots[position] = value.__array_interface__["data"][0]
@@ -246,26 +288,41 @@ class Executable:
         for out in outputs:
             slots[position] = out.__array_interface__["data"][0]
             position += 1
-        arena_address = self._arena.__array_interface__["data"][0]
-        self._arena_address = arena_address + (-arena_address % ARENA_ALIGN)
-        slots[position] = self._arena_address
-        slots[position + 1] = self._error_address
         for i, size in enumerate(bound):
-            self._dims[i] = size
-        status = self.code.entry(slots, self._dims)
-        self.runs += 1
+            context.dims[i] = size
+        status = self.code.entry(slots, context.dims)
+        context.runs += 1
         if status != 0:
-            self._raise(status)
+            self._raise(status, context.error)
         return outputs
 
-    def _raise(self, status: int) -> None:
-        limit, op_index, position, value = (int(v) for v in self._error)
+    def _raise(self, status: int, error: np.ndarray) -> None:
+        """The error a failed run reported (tfc/program_errors.py), naming the op and its source."""
+        op_index = int(error[checks.OP])
         op_name = self.op_names[op_index] if 0 <= op_index < len(self.op_names) else "?"
-        source = self.source_ops.get(op_index)
-        if status == ERROR_GATHER_INDEX:
-            message = f"indices[{position}] = {value} is not in [0, {limit})"
-            raise InvalidArgumentError(None, source, f"{message} (in '{op_name}')")
-        raise InvalidArgumentError(None, source, f"compiled program failed with status {status} in '{op_name}'")
+        source = self.source_ops.get(op_index) or self._located_op(op_index)
+        described = checks.describe(status, error)
+        if described is None:
+            described = "InvalidArgumentError", f"compiled program failed with status {status}"
+        error_class, message = described
+        raise getattr(errors, error_class)(None, source, f"{message} (in '{op_name}')")
+
+    def _located_op(self, op_index: int):
+        """The graph op an error blames, from the IR location of the top-level op (its name
+        and file:line), when the caller gave no source op."""
+        ops = [op for op in self.function.body.ops if op.name != "return"]
+        loc = ops[op_index].loc if 0 <= op_index < len(ops) else None
+        if loc is None or not loc.name:
+            return None
+        return _LocatedOp(loc.name, [(loc.file, loc.line, "?")] if loc.file else [])
+
+
+class _LocatedOp:
+    """What an error needs of the op it blames: its name and where it was defined."""
+
+    def __init__(self, name: str, frames: list):
+        self.name = name
+        self._user_frames = frames
 
 
 _ADDRESS_OF = ctypes.addressof

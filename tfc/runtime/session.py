@@ -8,6 +8,7 @@ programs) and the state of random ops.
 """
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import logging
 import sys
@@ -83,6 +84,11 @@ class _Feeder:
             array = _as_bytes_array(array)
         return self._checked_shape(array)
 
+    def fetched(self, value, array: np.ndarray) -> np.ndarray:
+        """What fetching this fed tensor returns: the fed value as an array (TF: np.asarray of it
+        with the tensor's numpy dtype; strings keep their Python type, 0-d stays an array)."""
+        return np.asarray(value, dtype=object) if self.is_string else array
+
     def _checked_shape(self, array: np.ndarray) -> np.ndarray:
         shape = array.shape
         if self.rank is not None and (len(shape) != self.rank or
@@ -101,7 +107,12 @@ class _RunPlan:
         self.single_tensor = self.fetch_plan.structure == ("tensor", 0)
         self.feeders = [_Feeder(key, _feed_tensor(graph, key)) for key in feed_dict]
         self.fed = [f.tensor for f in self.feeders]
-        tensors, ops = self.fetch_plan.tensors, self.fetch_plan.ops
+        feed_position = {t: i for i, t in reversed(list(enumerate(self.fed)))}
+        # A fetched tensor that is fed is answered from the feed, as in TF: nothing computes it.
+        self.fed_fetches = [(i, feed_position[t]) for i, t in enumerate(self.fetch_plan.tensors) if t in feed_position]
+        self.computed_positions = [i for i, t in enumerate(self.fetch_plan.tensors) if t not in feed_position]
+        self.computed = [self.fetch_plan.tensors[i] for i in self.computed_positions]
+        tensors, ops = self.computed, self.fetch_plan.ops
         self.nothing_to_do = not tensors and not ops
         self.host = plan_step(tensors, ops, self.fed) if not self.nothing_to_do else None
         native_inputs = self.fed + (list(self.host.early_outputs) if self.host else [])
@@ -189,8 +200,14 @@ class BaseSession:
 
     # -- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:
+        """Release what the session holds: compiled programs (also reachable from the run plans),
+        variable buffers and random states."""
         self._closed = True
         self._cache.clear()
+        self._run_plans.clear()
+        self._last_key_by_fetches.clear()
+        self._variables.values.clear()
+        self._rng_states.clear()
 
     @contextlib.contextmanager
     def as_default(self):
@@ -224,6 +241,9 @@ class BaseSession:
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        if feed_dict and type(feed_dict) is not dict and not isinstance(feed_dict, collections.abc.Mapping):
+            raise TypeError("FlattenDictItems: 'dict' must be a dictionary or collection.Mapping type object, "
+                            f"instead of '{type(feed_dict).__name__}'.")
         keys = tuple(feed_dict) if feed_dict else ()
         structure = _structure_key(fetches)
         plan = self._run_plans.get((structure, keys)) if structure is not None else None
@@ -235,6 +255,8 @@ class BaseSession:
             if feed_dict else []
         with self._lock:
             values = self._execute(plan, arrays)
+        if plan.fed_fetches:
+            values = _with_fed_fetches(plan, values, list(feed_dict.values()), arrays)
         if plan.single_tensor:
             return values[0]
         return plan.fetch_plan.build(values)
@@ -264,7 +286,7 @@ class BaseSession:
             outputs = self._run_native(plan, native_arrays)
             values.update(zip(plan.host.native_fetches, outputs))
         run_host_ops(plan.host.late, values)
-        return [to_fetch_value(_host_value(t, values)) for t in plan.fetch_plan.tensors]
+        return [to_fetch_value(_host_value(t, values)) for t in plan.computed]
 
     def _run_native(self, plan: "_RunPlan", arrays: list) -> list:
         if plan.native_feed_positions:
@@ -394,6 +416,16 @@ class BaseSession:
 
     def compiled_steps(self) -> list:
         return list(self._cache.values())
+
+
+def _with_fed_fetches(plan: "_RunPlan", computed: list, fed_values: list, arrays: list) -> list:
+    """The values of every fetched tensor: computed ones, and fed ones from their feeds."""
+    out = [None] * len(plan.fetch_plan.tensors)
+    for position, value in zip(plan.computed_positions, computed):
+        out[position] = value
+    for position, feed in plan.fed_fetches:
+        out[position] = plan.feeders[feed].fetched(fed_values[feed], arrays[feed])
+    return out
 
 
 def _as_bytes_array(array: np.ndarray) -> np.ndarray:

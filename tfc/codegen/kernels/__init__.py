@@ -7,6 +7,7 @@ from ..llvm_util import CodegenError
 from . import contraction, loop, reduction, rng, row, special, state, windows
 
 SPECIAL_EMITTERS = {**special.EMITTERS, **windows.EMITTERS, **rng.EMITTERS}
+FAMILY_EMITTERS = {"loop": loop.emit, "reduction": reduction.emit, "contraction": contraction.emit, "row": row.emit}
 
 
 def _kind(op: ir.Operation) -> str:
@@ -26,18 +27,10 @@ def emit_op(program, main, index: int, op: ir.Operation) -> None:
     if op.name == "constant":
         return
     kind = _kind(op)
-    if kind == "loop":
-        loop.emit(program, index, op)
-    elif kind == "reduction":
-        reduction.emit(program, index, op)
-    elif kind == "contraction":
-        contraction.emit(program, index, op)
-    elif kind == "row":
-        row.emit(program, index, op)
-    elif kind in state.EMITTERS:
+    if kind in state.EMITTERS:
         state.EMITTERS[kind](program, main, index, op)
-    else:
-        emitter = SPECIAL_EMITTERS.get(kind)
-        if emitter is None:
-            raise CodegenError(f"no CPU kernel for core op '{op.name}'")
-        emitter(program, index, op)
+        return
+    emitter = FAMILY_EMITTERS.get(kind) or SPECIAL_EMITTERS.get(kind)
+    if emitter is None:
+        raise CodegenError(f"no CPU kernel for core op '{op.name}'")
+    program.emit_shared(op, index, emitter)

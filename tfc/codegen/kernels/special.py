@@ -1,6 +1,6 @@
 """Kernels for the core ops that are neither elemental, reductions nor contractions:
-``gather``, ``scatter_add``, ``argmax``/``argmin`` (and ``call``, which the CPU backend
-does not compile). Window ops live in ``windows.py``, ``rng`` in ``rng.py``;
+``gather``, ``scatter_add``, ``argmax``/``argmin``, ``check`` (and ``call``, which the CPU
+backend does not compile). Window ops live in ``windows.py``, ``rng`` in ``rng.py``;
 ``kernels/__init__.py`` dispatches to the ``EMITTERS`` of all three.
 
 Indexing ops view their tensors as ``[outer, axis, inner]`` (the dims before the axis,
@@ -12,11 +12,10 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from tfc import ir
+from tfc import program_errors as checks
 
-from ..llvm_util import I32, I64, CodegenError, const_i64, counted_loop, if_then
+from ..llvm_util import I1, I32, I64, CodegenError, const_i64, counted_loop, if_then
 from .accumulator import Accumulator
-
-ERROR_GATHER_INDEX = 1  # the program's ERROR_GATHER_INDEX (program.py / executable.py)
 
 
 # -- shared helpers ------------------------------------------------------------------------
@@ -70,17 +69,149 @@ def emit_gather(program, index: int, op: ir.Operation) -> None:
 
 
 def _check_gather_indices(kernel, indices: ir.Value, count, bound) -> None:
-    """Fill the error record (bound, -, position, value) and return ERROR_GATHER_INDEX
-    at the first index outside [0, bound)."""
+    """Fill the error record (bound, position, value) and return GATHER_INDEX at the first
+    index outside [0, bound)."""
     b = kernel.b
     with counted_loop(b, 0, count, "check") as j:
         value = load_index(kernel, indices, j)
         with if_then(b, b.not_(in_range(b, value, bound)), "bad_index"):
-            record = kernel.err_arg
-            b.store(bound, b.gep(record, [const_i64(0)]))
-            b.store(j, b.gep(record, [const_i64(2)]))
-            b.store(value, b.gep(record, [const_i64(3)]))
-            b.ret(ll.Constant(I32, ERROR_GATHER_INDEX))
+            fail(kernel, checks.GATHER_INDEX, {checks.BOUND: bound, checks.POSITION: j, checks.VALUE: value})
+
+
+def fail(kernel, code: int, fields: dict) -> None:
+    """Store ``fields`` (record slot -> i64) in the error record and return ``code``."""
+    b = kernel.b
+    for slot, value in fields.items():
+        b.store(const_i64(value) if isinstance(value, int) else value, b.gep(kernel.err_arg, [const_i64(slot)]))
+    b.ret(ll.Constant(I32, code))
+
+
+# -- check ---------------------------------------------------------------------------------
+def emit_check(program, index: int, op: ir.Operation) -> None:
+    """Verify the operand as ops.py says for the check's kind; on failure fill the record
+    (tfc/program_errors.py) and return the code. Element checks first scan without branching
+    (a vectorisable any/min/max), and look for the first bad element only when one exists."""
+    x = op.operands[0]
+    kernel, buffers = program.new_kernel(op, [x])
+    unless_empty = op.attrs.get("unless_empty")
+    if unless_empty is not None:
+        empty = kernel.b.icmp_signed("==", extent(kernel, unless_empty), const_i64(0))
+        with if_then(kernel.b, empty, "nothing_to_check"):
+            kernel.b.ret(ll.Constant(I32, 0))
+    _CHECKS[op.attrs["kind"]](kernel, op, x)
+    program.call_kernel(kernel, buffers, index, may_fail=True)
+
+
+def _bound(kernel, op: ir.Operation):
+    return kernel.dim(op.attrs["bound"][0])
+
+
+def _shape_fields(kernel, t: ir.TensorType) -> dict:
+    fields = {checks.RANK: t.rank}
+    for i, d in enumerate(t.shape[:checks.MAX_DIMS]):
+        fields[checks.DIMS + i] = kernel.dim(d)
+    return fields
+
+
+def _any(kernel, x: ir.Value, count, is_bad):
+    """Whether ``is_bad`` holds for some element (i1), by a branch-free scan."""
+    b = kernel.b
+    found = kernel.pro.alloca(I1, name="found")
+    b.store(ll.Constant(I1, 0), found)
+    with counted_loop(b, 0, count, "scan") as j:
+        b.store(b.or_(b.load(found), is_bad(load_index(kernel, x, j))), found)
+    return b.load(found)
+
+
+def _check_all(code: int):
+    def check(kernel, op: ir.Operation, x: ir.Value) -> None:
+        """Fail with ``code`` (a message without values) when some element is bad."""
+        b = kernel.b
+        bad = _ELEMENT_TESTS[op.attrs["kind"]]
+        with if_then(b, _any(kernel, x, kernel.numel(x.type), lambda v: bad(b, v)), "bad"):
+            fail(kernel, code, {})
+
+    return check
+
+
+_ELEMENT_TESTS = {
+    "divisor": lambda b, v: b.icmp_signed("==", v, const_i64(0)),
+    "truncate_divisor": lambda b, v: b.icmp_signed("==", v, const_i64(0)),
+    "exponent": lambda b, v: b.icmp_signed("<", v, const_i64(0)),
+}
+
+
+def _check_segment_ids(kernel, op: ir.Operation, x: ir.Value) -> None:
+    """Every id below the bound; the first one that is not is reported with the ids' shape."""
+    b = kernel.b
+    bound, count = _bound(kernel, op), kernel.numel(x.type)
+    with if_then(b, _any(kernel, x, count, lambda v: b.icmp_signed(">=", v, bound)), "bad"):
+        with counted_loop(b, 0, count, "find") as j:
+            value = load_index(kernel, x, j)
+            with if_then(b, b.icmp_signed(">=", value, bound), "first"):
+                fields = {checks.BOUND: bound, checks.POSITION: j, checks.VALUE: value}
+                fail(kernel, checks.SEGMENT_ID, {**fields, **_shape_fields(kernel, x.type)})
+
+
+def _check_labels(kernel, op: ir.Operation, x: ir.Value) -> None:
+    """All labels in [0, bound): the min and max decide, and TF reports the min when it
+    is negative, else the max. The record points at the labels (the message lists them)."""
+    b = kernel.b
+    bound, count = _bound(kernel, op), kernel.numel(x.type)
+    low, high = kernel.pro.alloca(I64, name="low"), kernel.pro.alloca(I64, name="high")
+    b.store(const_i64(0), low)
+    b.store(const_i64(0), high)
+    with counted_loop(b, 0, count, "scan") as j:
+        value = load_index(kernel, x, j)
+        b.store(b.select(b.icmp_signed("<", value, b.load(low)), value, b.load(low)), low)
+        b.store(b.select(b.icmp_signed(">", value, b.load(high)), value, b.load(high)), high)
+    low, high = b.load(low), b.load(high)
+    negative = b.icmp_signed("<", low, const_i64(0))
+    bad = b.or_(negative, b.icmp_signed(">=", high, bound))
+    with if_then(b, b.and_(bad, b.icmp_signed(">", count, const_i64(0))), "bad"):
+        address = b.ptrtoint(kernel.pointer(x), I64)
+        fail(kernel, checks.LABEL, {checks.BOUND: bound, checks.VALUE: b.select(negative, low, high),
+                                    checks.POSITION: count, checks.EXTRA: address, checks.RANK: x.type.elem.nbytes})
+
+
+def _check_slice_index(kernel, op: ir.Operation, x: ir.Value) -> None:
+    b = kernel.b
+    bound, value = _bound(kernel, op), load_index(kernel, x, const_i64(0))
+    with if_then(b, b.not_(in_range(b, value, bound)), "bad"):
+        fail(kernel, checks.SLICE_INDEX, {checks.BOUND: bound, checks.VALUE: value, checks.EXTRA: op.attrs["axis"]})
+
+
+def _check_slice_begin(kernel, op: ir.Operation, x: ir.Value) -> None:
+    """TF's Slice validation of one dim: begin in [0, dim], size in [0, dim - begin], and
+    both 0 when the dim is empty (the evaluator's _slice_begin_failure)."""
+    b = kernel.b
+    dim, begin, size = _bound(kernel, op), load_index(kernel, x, const_i64(0)), kernel.dim(op.attrs["size"][0])
+    zero, axis = const_i64(0), op.attrs["axis"]
+    empty = b.icmp_signed("==", dim, zero)
+    nonzero = b.or_(b.icmp_signed("!=", begin, zero), b.icmp_signed("!=", size, zero))
+    with if_then(b, b.and_(empty, nonzero), "empty_dim"):
+        fail(kernel, checks.SLICE_EMPTY_DIM, {checks.VALUE: begin, checks.POSITION: size, checks.EXTRA: axis})
+    begin_ok = b.and_(b.icmp_signed(">=", begin, zero), b.icmp_signed("<=", begin, dim))
+    with if_then(b, b.not_(begin_ok), "bad_begin"):
+        fail(kernel, checks.SLICE_BEGIN, {checks.BOUND: dim, checks.VALUE: begin, checks.EXTRA: axis})
+    room = b.sub(dim, begin)
+    size_ok = b.and_(b.icmp_signed(">=", size, zero), b.icmp_signed("<=", size, room))
+    with if_then(b, b.not_(size_ok), "bad_size"):
+        fail(kernel, checks.SLICE_SIZE, {checks.BOUND: room, checks.VALUE: size, checks.EXTRA: axis})
+
+
+def _check_reduction_axis(kernel, op: ir.Operation, x: ir.Value) -> None:
+    b = kernel.b
+    axis = op.attrs.get("axis", 0)
+    with if_then(b, b.icmp_signed("==", kernel.dim(x.type.shape[axis]), const_i64(0)), "empty"):
+        fail(kernel, checks.EMPTY_REDUCTION_AXIS, {checks.EXTRA: axis, **_shape_fields(kernel, x.type)})
+
+
+_CHECKS = {
+    "divisor": _check_all(checks.DIVISION_BY_ZERO), "truncate_divisor": _check_all(checks.BINARY_OP_ERROR),
+    "exponent": _check_all(checks.NEGATIVE_POWER), "segment_id": _check_segment_ids, "label": _check_labels,
+    "slice_index": _check_slice_index, "slice_begin": _check_slice_begin, "reduction_axis": _check_reduction_axis,
+}
 
 
 # -- scatter_add ---------------------------------------------------------------------------
@@ -162,4 +293,4 @@ def emit_call(program, index: int, op: ir.Operation) -> None:
 
 
 EMITTERS = {"gather": emit_gather, "scatter_add": emit_scatter_add, "argmax": emit_arg_reduce,
-            "argmin": emit_arg_reduce, "call": emit_call}
+            "argmin": emit_arg_reduce, "check": emit_check, "call": emit_call}

@@ -160,10 +160,11 @@ def _compare_core(direction: str):
 
 
 def _lower_sign(ctx, op, x):
-    """Ints: core sign. Floats: TF 1.15's Eigen ``(x > 0) - (x < 0)``, so sign(NaN) = 0."""
+    """Ints: core sign. Floats: TF's sign(NaN) = NaN and sign(-0.0) = +0.0 (the core sign
+    keeps both zeros' signs)."""
     result = ctx.b.value("sign", [x])
     if _elem_of(x).is_float:
-        result = _select(ctx, _cmp(ctx, "ne", x, x), _full_like(ctx, 0, x), result)
+        result = _select(ctx, _cmp(ctx, "eq", x, _full_like(ctx, 0, x)), _full_like(ctx, 0, x), result)
     return result
 
 
@@ -178,7 +179,9 @@ def _lower_tan(ctx, op, x):
 
 
 def _lower_reciprocal(ctx, op, x):
-    """1 / x (integer division for integer types)."""
+    """1 / x (integer division for integer types, which fails on 0)."""
+    if not _elem_of(x).is_float:
+        _check_divisor(ctx, "divisor", x, x)
     return ctx.elementwise("div", _like(ctx, 1, x), x)
 
 
@@ -209,10 +212,33 @@ def _lower_logical_not(ctx, op, x):
     return ctx.b.value("not", [x])
 
 
+def _check_divisor(ctx, kind: str, x, y):
+    """TF's integer division fails on a zero divisor (check kinds ``divisor`` and
+    ``truncate_divisor``), but only when the result has elements; INT_MIN / -1 is INT_MIN."""
+    if _elem_of(y).is_float:
+        return
+    shape = ctx.broadcast_shapes(tuple(x.type.shape), tuple(y.type.shape))
+    ctx.check(kind, y, unless_empty=None if _static_nonempty(shape) else list(shape))
+
+
+def _static_nonempty(shape) -> bool:
+    return all(isinstance(d, int) and d > 0 for d in shape)
+
+
+def _lower_int_division(core_op: str, kind: str):
+    def lower(ctx, op, x, y):
+        _check_divisor(ctx, kind, x, y)
+        return ctx.elementwise(core_op, x, y)
+
+    lower.__doc__ = f"One core ``{core_op}``; integer divisors are checked (``{kind}``)."
+    return lower
+
+
 def _lower_floor_div(ctx, op, x, y):
     """Floats: floor(x / y). Unsigned: x / y. Signed: the truncating quotient, minus one
-    where the remainder is nonzero and its sign differs from y's (y = 0 keeps the core's
-    x / 0 = -1, INT_MIN / -1 = INT_MIN)."""
+    where the remainder is nonzero and its sign differs from y's (INT_MIN / -1 =
+    INT_MIN; a zero divisor fails)."""
+    _check_divisor(ctx, "divisor", x, y)
     x, y = _broadcast_all(ctx, x, y)
     elem = _elem_of(x)
     quotient = ctx.b.value("div", [x, y])
@@ -226,20 +252,19 @@ def _lower_floor_div(ctx, op, x, y):
 
 def _floor_fix(ctx, x, y):
     """Where a truncating integer quotient/remainder needs the floor correction: a nonzero
-    remainder whose sign differs from y's (never for y = 0, which keeps the core's
-    x / 0 = -1 and rem(x, 0) = x)."""
+    remainder whose sign differs from y's (y is never 0: _check_divisor fails first)."""
     zero = _like(ctx, 0, x)
     remainder = ctx.b.value("rem", [x, y])
     nonzero = _cmp(ctx, "ne", remainder, zero)
     signs_differ = ctx.b.value("xor", [_cmp(ctx, "lt", remainder, zero), _cmp(ctx, "lt", y, zero)])
-    divisor = _cmp(ctx, "ne", y, zero)
-    return ctx.b.value("and", [ctx.b.value("and", [nonzero, signs_differ]), divisor])
+    return ctx.b.value("and", [nonzero, signs_differ])
 
 
 def _lower_floor_mod(ctx, op, x, y):
-    """Signed ints: rem(x, y) + y where the remainder's sign differs from y's (y = 0 gives
-    x, the core's rem(x, 0)). Floats: TF's google_floor_fmod,
+    """Signed ints: rem(x, y) + y where the remainder's sign differs from y's (a zero
+    divisor fails). Floats: TF's google_floor_fmod,
     ``(x < 0) == (y < 0) ? fmod(x, y) : fmod(fmod(x, y) + y, y)``."""
+    _check_divisor(ctx, "divisor", x, y)
     x, y = _broadcast_all(ctx, x, y)
     elem = _elem_of(x)
     remainder = ctx.b.value("rem", [x, y])
@@ -254,7 +279,9 @@ def _lower_floor_mod(ctx, op, x, y):
 
 
 def _lower_truncate_div(ctx, op, x, y):
-    """Integers: the core's truncating division. Floats: x / y rounded toward zero."""
+    """Integers: the core's truncating division (a zero divisor fails with TF's
+    InternalError). Floats: x / y rounded toward zero."""
+    _check_divisor(ctx, "truncate_divisor", x, y)
     x, y = _broadcast_all(ctx, x, y)
     quotient = ctx.b.value("div", [x, y])
     if not _elem_of(x).is_float:
@@ -274,7 +301,11 @@ def _lower_atan2(ctx, op, y, x):
 
 
 def _lower_pow(ctx, op, x, y):
-    """Core pow: C pow for floats; exponentiation by squaring for integers."""
+    """Core pow: C pow for floats; exponentiation by squaring for integers, where TF
+    fails on a negative exponent (when the result has elements)."""
+    if _elem_of(y).is_signed:
+        shape = ctx.broadcast_shapes(tuple(x.type.shape), tuple(y.type.shape))
+        ctx.check("exponent", y, unless_empty=None if _static_nonempty(shape) else list(shape))
     return ctx.elementwise("pow", x, y)
 
 
@@ -311,9 +342,9 @@ _BINARY_LOWER = {
     "Add": _binary_core("add"), "AddV2": _binary_core("add"), "Sub": _binary_core("sub"),
     "Mul": _binary_core("mul"), "RealDiv": _binary_core("div"),
     # TF1's Div: C truncation for integers (like TruncateDiv), true division for floats.
-    "Div": _binary_core("div"),
+    "Div": _lower_int_division("div", "divisor"),
     "FloorDiv": _lower_floor_div, "TruncateDiv": _lower_truncate_div, "FloorMod": _lower_floor_mod,
-    "TruncateMod": _binary_core("rem"), "Pow": _lower_pow, "Maximum": _binary_core("max"),
+    "TruncateMod": _lower_int_division("rem", "truncate_divisor"), "Pow": _lower_pow, "Maximum": _binary_core("max"),
     "Minimum": _binary_core("min"), "SquaredDifference": _lower_squared_difference, "Atan2": _lower_atan2,
     "Less": _compare_core("lt"), "LessEqual": _compare_core("le"), "Greater": _compare_core("gt"),
     "GreaterEqual": _compare_core("ge"), "LogicalAnd": _binary_core("and"), "LogicalOr": _binary_core("or"),
@@ -392,15 +423,19 @@ def dims_count(ctx, dims, elem):
 
 
 def _lower_mean(ctx, op, x, axes):
-    """sum / (product of the reduced dims), TF's MeanReducer: integer means truncate; f16
-    sums in f32 and rounds the quotient once (TF's half specialisation)."""
+    """sum / (product of the reduced dims), TF's MeanReducer: integer means sum in i64
+    (so u8 [200, 200] means 200; i64 sums wrap, as TF's do), truncate, and are 0 over no
+    elements; f16 sums in f32 and rounds the quotient once (TF's half specialisation)."""
     dims = _static_axes(ctx, op, x, axes)
     elem = _elem_of(x)
     if not dims:
         return _keep_dims(ctx, op, x, x, dims)
-    compute = _E.F32 if elem is _E.F16 else elem
+    compute = _E.F32 if elem is _E.F16 else _E.I64 if elem.is_int else elem
     total = ctx.reduce(ctx.convert(x, compute), "sum", dims)
-    count = dims_count(ctx, [x.type.shape[d] for d in dims], compute)
+    sizes = [x.type.shape[d] for d in dims]
+    count = dims_count(ctx, sizes, compute)
+    if elem.is_int and not _static_nonempty(sizes):  # an empty sum is 0: divide it by 1
+        count = ctx.elementwise("max", count, scalar_constant(ctx, 1, compute))
     mean = ctx.convert(ctx.elementwise("div", total, count), elem)
     return _keep_dims(ctx, op, x, mean, dims)
 
@@ -432,10 +467,12 @@ def _arg_reduce(core_op: str):
             ctx.fail(f"{op.type} of bool values has no kernel")
         out_elem = ctx.elem(op._attrs["output_type"])
         shape = [d for i, d in enumerate(x.type.shape) if i != axis]
+        if not (isinstance(x.type.shape[axis], int) and x.type.shape[axis] > 0):
+            ctx.check("reduction_axis", x, axis=axis)  # TF: "Reduction axis 0 is empty in shape [0]"
         return ctx.b.value(core_op, [x], {"dim": axis},
                            result_type=ir.TensorType(out_elem, tuple(shape)))
 
-    lower.__doc__ = f"Core ``{core_op}`` (first index among ties) with TF's output_type."
+    lower.__doc__ = f"Core ``{core_op}`` (first index among ties) with TF's output_type; an empty axis fails."
     return lower
 
 

@@ -195,14 +195,14 @@ def _lower_softmax_xent(ctx, op, features, labels):
 def _lower_sparse_softmax_xent(ctx, op, features, labels):
     """The dense version with one-hot labels (an iota compare): loss =
     log(sum(exp(shifted))) - shifted[label], backprop = softmax - onehot. A label outside
-    [0, classes) gives NaN loss and backprop for its row (TF's CPU kernel raises instead;
-    its GPU kernel and XLA give NaN)."""
+    [0, classes) fails, as in TF's CPU kernel (its GPU kernel and XLA give NaN)."""
     _require_float(ctx, op, features)
     if features.type.rank != 2 or labels.type.rank != 1:
         ctx.fail("SparseSoftmaxCrossEntropyWithLogits needs rank-2 logits and rank-1 labels")
     ctx.unify(features.type.shape[0], labels.type.shape[0], (features.type.shape, labels.type.shape))
     shape = tuple(features.type.shape)
     label_elem = _elem_of(labels)
+    ctx.check("label", labels, bound=[shape[1]])
     classes = ctx.b.value("iota", [], {"dim": 1}, result_type=ir.TensorType(label_elem, shape))
     one_hot = ctx.b.value("compare", [classes, ctx.broadcast_in_dim(labels, shape, [0])], {"dir": "eq"})
     shifted, exp_shifted, total = _last_axis_parts(ctx, features)
@@ -211,13 +211,6 @@ def _lower_sparse_softmax_xent(ctx, op, features, labels):
     loss = ctx.reduce(picked, "sum", [1])
     probabilities = ctx.b.value("div", [exp_shifted, _keep_last(ctx, total, shape)])
     backprop = ctx.b.value("sub", [probabilities, ctx.convert(one_hot, _elem_of(features))])
-    from .math_ops import dims_count
-
-    num_classes = dims_count(ctx, [shape[1]], label_elem)
-    valid = ctx.b.value("and", [_cmp(ctx, "ge", labels, _like(ctx, 0, labels)), _cmp(ctx, "lt", labels, num_classes)])
-    nan = _like(ctx, np.nan, loss)
-    loss = _select(ctx, valid, loss, nan)
-    backprop = _select(ctx, ctx.broadcast_in_dim(valid, shape, [0]), backprop, nan)
     return [loss, backprop]
 
 

@@ -176,7 +176,7 @@ def _lower_range(ctx, op, start, limit, delta):
 
 def _lower_unsorted_segment_sum(ctx, op, data, segment_ids, num_segments):
     """A core scatter_add of the data into zeros of [num_segments] + data.shape[rank(ids):];
-    negative (and out-of-range) ids are dropped."""
+    negative ids are dropped, ids >= num_segments fail (TF's CPU kernel)."""
     counts = ic.static_dims(ctx, num_segments, "UnsortedSegmentSum's num_segments")
     if len(counts) != 1:
         ctx.fail("num_segments should be a scalar")
@@ -195,6 +195,7 @@ def _lower_unsorted_segment_sum(ctx, op, data, segment_ids, num_segments):
                          f"{list(segment_ids.type.shape)}")
             ctx.unify(a, b, (tuple(data.type.shape), tuple(segment_ids.type.shape)))
     out_shape = (count,) + tuple(ctx.canon(d) for d in data.type.shape[ids_rank:])
+    ctx.check("segment_id", segment_ids, bound=[count])
     elem = data.type.elem
     zeros = ctx.broadcast_in_dim(ctx.scalar(0, elem), out_shape, [])
     if ids_rank == 0:  # one id: the whole data is one update

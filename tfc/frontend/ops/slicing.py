@@ -193,8 +193,10 @@ def _lower_slice(ctx, op, x, begin, size):
             if isinstance(s, int) and s == -1:
                 ctx.fail(f"Slice with a begin known only at run time and size -1 on dimension {i}: the output size "
                          "is data-dependent")
-            if s != d:  # the window is clamped into the dim (TF requires begin in [0, dim - size])
-                plan.dynamic[i] = (b.value(), s)
+            begin_value = b.value()
+            ctx.check("slice_begin", begin_value, bound=[d], size=[s], axis=i)  # dynamic_slice would clamp
+            if s != d:
+                plan.dynamic[i] = (begin_value, s)
             shape.append(s)
             continue
         extent = dim_sub(d, b) if isinstance(s, int) and s == -1 else s
@@ -301,7 +303,9 @@ def _strided_slice_plan(ctx, attrs, in_shape, begins, ends, stride_values):
             b = begins[d_begin[axis]]
             processing.append(1)
             if isinstance(b, _Dynamic):
-                plan.dynamic[axis] = (_wrapped_index(ctx, b.value(), d), 1)
+                index = _wrapped_index(ctx, b.value(), d)
+                ctx.check("slice_index", index, bound=[d], axis=axis)  # before dynamic_slice clamps it
+                plan.dynamic[axis] = (index, 1)
                 continue
             index = dim_add(d, b) if isinstance(b, int) and b < 0 else b
             if isinstance(d, int) and (not isinstance(index, int) or not 0 <= index < d):

@@ -61,8 +61,18 @@ class Assign(OpType):
         return [_merge_shapes(ref.shape, value.shape)]
 
     def lower(ctx, op, ref, value):
+        target = ref.type.tensor
+        if op._attrs["validate_shape"] and value.type.rank != target.rank:  # TF's run-time error, for a fed rank
+            from ..errors import InvalidArgumentError
+
+            raise InvalidArgumentError(None, op, "Assign requires shapes of both tensors to match. lhs shape= "
+                                                 f"{_ir_shape_text(target)} rhs shape= {_ir_shape_text(value.type)}")
         ctx.b.op("assign", [ref, _stored_value(ctx, ref, value)])
         return ref
+
+
+def _ir_shape_text(tensor_type) -> str:
+    return "[" + ",".join(str(d) if isinstance(d, int) else "?" for d in tensor_type.shape) + "]"
 
 
 def _lower_update(core_op: str):
