@@ -207,8 +207,8 @@ def test_check_error_names_the_source_op_and_the_session_stays_usable():
         with tf.Session() as sess:
             with pytest.raises(InvalidArgumentError) as caught:
                 sess.run(picked, {p: 7})
-            assert caught.value.op.name == "strided_slice"
-            assert caught.value.op._user_frames[0][0] == "test_runtime_checks.py"
+            assert caught.value.op is picked.op.inputs[0].op  # the graph op, with its traceback
+            assert any(frame[0] == __file__ for frame in caught.value.op._user_frames)
             assert "Caused by op 'strided_slice', defined at:" in str(caught.value)
             assert caught.value.message == "slice index 7 of dimension 0 out of bounds. (in 'strided_slice')"
             assert sess.run(picked, {p: 1}) == 2.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -98,6 +98,8 @@ class Executable:
         self.symbols = list(symbols)
         self.op_names = list(op_names)
         self.source_ops = source_ops or {}
+        # name -> the graph op of that name (set by a Session): errors then show its traceback
+        self.op_resolver: Optional[Callable[[str], object]] = None
         self.args = [self._arg_spec(arg) for arg in function.args]
         self.outputs = [(t.elem.np_dtype, [_compile_dim(d, self.symbols) for d in t.shape])
                         for t in function.result_types]
@@ -314,6 +316,9 @@ class Executable:
         loc = ops[op_index].loc if 0 <= op_index < len(ops) else None
         if loc is None or not loc.name:
             return None
+        graph_op = self.op_resolver(loc.name) if self.op_resolver is not None else None
+        if graph_op is not None:
+            return graph_op
         return _LocatedOp(loc.name, [(loc.file, loc.line, "?")] if loc.file else [])
 
 

@@ -347,8 +347,8 @@ class BaseSession:
         lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed)
         self._check_placement(lowered.ops)
         read_refs, written_refs = _ref_accesses(lowered.function)
-        source_ops = {}
-        result = compile_module(lowered.module, constraints=lowered.constraints, source_ops=source_ops)
+        result = compile_module(lowered.module, constraints=lowered.constraints)
+        result.executable.op_resolver = self._graph._nodes_by_name.get
         self.stats["compiles"] += 1
         return CompiledStep(key, result.executable, lowered.feeds, lowered.refs, lowered.fetches, read_refs,
                             written_refs, result)

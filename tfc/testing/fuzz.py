@@ -26,14 +26,15 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
 import numpy as np
 
 from tfc.passes.lower import UnsupportedOpsError
 
-from .fuzz_ops import BINARY, DYNAMIC, FLOAT, INT, REDUCE_FLOAT, REDUCE_INT, UNARY, Invalid, Node, VType, code, infer
+from .fuzz_ops import (BINARY, DYNAMIC, FLOAT, INT, REDUCE_FLOAT, REDUCE_INT, UNARY, Invalid, Node, VType, broadcast,
+                       code, infer, rand_call)
 
 MAX_ELEMENTS = 512  # per value: keeps compile and evaluation fast
 
@@ -125,9 +126,7 @@ def source(program: Program) -> str:
 
 
 def feeds_source(program: Program, name: str = "feeds") -> str:
-    from .fuzz_ops import _rand_call
-
-    items = [f"v{i}: {_rand_call(program.nodes[i].params)}" for i in program.placeholders()]
+    items = [f"v{i}: {rand_call(program.nodes[i].params)}" for i in program.placeholders()]
     return name + " = {" + ", ".join(items) + "}\n"
 
 
@@ -263,7 +262,6 @@ def second_operand(g: Gen, x: int) -> Optional[int]:
     if r < 0.6:
         def fits(u: VType) -> bool:
             try:
-                from .fuzz_ops import broadcast
                 return u.dtype == t.dtype and broadcast(t, u)[0] == t.shape
             except Invalid:
                 return False

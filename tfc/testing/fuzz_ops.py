@@ -135,7 +135,7 @@ def _infer_leaf(p, *inputs):
     return VType(p["dtype"], tuple(p["shape"]), tuple(static), ones)
 
 
-def _rand_call(p) -> str:
+def rand_call(p) -> str:
     special = ", special=True" if p.get("special") else ""
     return f"rand({p['seed']}, {tuple(p['shape'])!r}, {p['dtype']!r}{special})"
 
@@ -146,7 +146,7 @@ def _code_placeholder(p, names):
 
 
 def _code_constant(p, names):
-    return f"tf.constant({_rand_call(p)})"
+    return f"tf.constant({rand_call(p)})"
 
 
 # -- elementwise ----------------------------------------------------------------------------------
