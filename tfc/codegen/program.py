@@ -320,14 +320,24 @@ class Program:
         main = self._main
         b = main.b
         extent = main.dim(kernel.parallel_extent)
-        work = b.mul(extent, main.dim(kernel.work_per_index))
+        static_work = _static_product(kernel.parallel_extent, kernel.work_per_index)
+        if static_work is not None and static_work < PARALLEL_WORK:  # small at every run: no branch
+            return b.call(kernel.fn, pointers + [main.dims, main.error_record, const_i64(0), extent])
         status_slot = main.status_slot
         b.store(ll.Constant(I32, 0), status_slot)
+
+        def run_parallel():
+            task, ctx, tasks = kernel_task(self, main, kernel, pointers, extent, status_slot)
+            b.call(declare_parallel_for(self.module), [task, ctx, tasks])
+
+        if static_work is not None:
+            run_parallel()
+            return b.load(status_slot)
+        work = b.mul(extent, main.dim(kernel.work_per_index))
         large = b.icmp_signed(">=", work, const_i64(PARALLEL_WORK))
         with b.if_else(large) as (parallel, serial):
             with parallel:
-                task, ctx, tasks = kernel_task(self, main, kernel, pointers, extent, status_slot)
-                b.call(declare_parallel_for(self.module), [task, ctx, tasks])
+                run_parallel()
             with serial:
                 direct = b.call(kernel.fn, pointers + [main.dims, main.error_record, const_i64(0), extent])
                 b.store(direct, status_slot)
@@ -340,6 +350,11 @@ class Program:
                 continue
             size = main.bytes_of(value.type)
             main.memcpy(main.pointer(("out", j)), main.pointer(self.buffer_of(value)), size)
+
+
+def _static_product(a: Dim, b: Dim) -> Optional[int]:
+    """a * b when both are known at compile time, else None."""
+    return a * b if isinstance(a, int) and isinstance(b, int) else None
 
 
 class _MainContext:

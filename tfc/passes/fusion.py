@@ -100,8 +100,8 @@ class Fusion(Pass):
         for op in reversed(ops):
             self._place(op, uses, returned, group_of, groups)
         fusible = [g for g in groups if len(g.members) > 1]
-        for g in fusible:
-            self._build(function, g, uses)
+        if fusible:
+            self._build_all(body, fusible)
         return bool(fusible)
 
     def _consumer_groups(self, op, uses, group_of) -> tuple:
@@ -232,11 +232,39 @@ class Fusion(Pass):
     def _refuse(self, op, g: Optional[Group], reason: str) -> None:
         self.decisions.append(Decision(op, False, None if g is None else g.gid, reason))
 
-    # -- materialising a group as a fusion op ---------------------------------------------
-    def _build(self, function: ir.Function, g: Group, uses) -> None:
-        body = function.body
+    # -- materialising groups as fusion ops ----------------------------------------------
+    def _build_all(self, body: ir.Block, groups: list) -> None:
+        """Replace every group by a fusion op at its root's place, then erase the originals
+        nobody reads any more, in one pass over the block (use lists, no rescans)."""
         order = {op: i for i, op in enumerate(body.ops)}
-        members = sorted(set(g.members), key=order.__getitem__)
+        fusion_at: dict = {}  # root -> its fusion op
+        for g in groups:
+            members = sorted(set(g.members), key=order.__getitem__)
+            fusion = self._fusion_op(g, members)
+            g.root.results[0].replace_all_uses_with(fusion.result)
+            fusion_at[g.root] = fusion
+            self.kernels.append((fusion, g.kind, members))
+        grouped = {op for g in groups for op in g.members}
+        dead = set(fusion_at)
+        for op in reversed(body.ops):  # users come after their producers
+            if op in grouped and op not in dead and all(user in dead for r in op.results for user in r.users):
+                dead.add(op)
+        kept = []
+        for op in body.ops:
+            fusion = fusion_at.get(op)
+            if fusion is not None:
+                fusion.parent = body
+                kept.append(fusion)
+            if op in dead:
+                op.parent = None
+                op.drop_references()
+            else:
+                kept.append(op)
+        body.ops = kept
+
+    @staticmethod
+    def _fusion_op(g: Group, members: list) -> ir.Operation:
+        """A fusion op whose region clones ``members`` (in program order) and yields the root."""
         member_set = set(members)
         inputs: list = []
         for op in members:
@@ -251,28 +279,10 @@ class Fusion(Pass):
             region.append(clone)
             for old, new in zip(op.results, clone.results):
                 mapping[old] = new
-        root_result = g.root.results[0]
-        region.append(ir.Operation("yield", [mapping[root_result]]))
-        fusion = ir.Operation("fusion", inputs, [root_result.type], {"kind": g.kind}, [region], loc=g.root.loc)
-        body.insert(order[g.root], fusion)
-        body.replace_all_uses(root_result, fusion.result)
+        region.append(ir.Operation("yield", [mapping[g.root.results[0]]]))
+        fusion = ir.Operation("fusion", inputs, [g.root.results[0].type], {"kind": g.kind}, [region], loc=g.root.loc)
         fusion.regions[0].parent_op = fusion
-        self._remove_dead_members(body, members, g.root)
-        self.kernels.append((fusion, g.kind, members))
-
-    @staticmethod
-    def _remove_dead_members(body: ir.Block, members: list, root: ir.Operation) -> None:
-        """Drop the originals of members nobody else uses (duplicated cheap ops may stay)."""
-        uses = body.uses()
-        removed = {root}
-        body.remove(root)
-        for op in reversed(members):
-            if op in removed:
-                continue
-            users = [user for r in op.results for user, _ in uses.get(r, [])]
-            if all(user in removed for user in users):
-                body.remove(op)
-                removed.add(op)
+        return fusion
 
     # -- reporting ---------------------------------------------------------------------------
     def report(self) -> str:
