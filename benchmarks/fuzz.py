@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import re
 import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+
+from tfc.testing.fuzz import Failure, Outcome, check_seed, fingerprint, generate, reproducer, shrink_failure
 
 GRAPH_TIMEOUT_S = 120.0  # one program, shrinking included
 
@@ -43,8 +46,6 @@ def _prekey(program, outcome) -> tuple:
 def worker(connection, first: int, stride: int, max_steps: int, parallel_every: int, shrink_seconds: float):
     """Run seeds first, first + stride, ...; send ("start", seed) before each and
     ("done", seed, kind, signature, detail, key, report) after."""
-    from tfc.testing.fuzz import Failure, check_seed, fingerprint, shrink_failure
-
     shrunk_keys: dict = {}  # prekey -> fingerprint
     seed = first
     while True:
@@ -89,16 +90,12 @@ class Tally:
 
 def _reason(detail: str) -> str:
     """A refusal's reason without the names and numbers that differ from graph to graph."""
-    import re
-
     text = detail.split(": ", 2)[-1]
     text = re.sub(r"'[^']*'", "'…'", text)
     return re.sub(r"\d+", "N", text)[:160]
 
 
 def _unshrunk_report(seed: int, max_steps: int, what: str) -> str:
-    from tfc.testing.fuzz import Outcome, generate, reproducer
-
     return reproducer(generate(seed, max_steps), Outcome(what, f"the worker process {what} on this program"))
 
 

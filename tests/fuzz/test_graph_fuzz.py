@@ -13,6 +13,8 @@ import io
 import numpy as np
 import pytest
 
+import tfc.compat.v1 as tf
+from tfc.passes import fusion as fusion_pass
 from tfc.testing import fuzz
 from tfc.testing.fuzz import Failure, Outcome, Program, check_seed, compare, generate, reproducer, shrink_failure
 from tfc.testing.fuzz_ops import KINDS, Node
@@ -87,8 +89,6 @@ def test_source_is_tf1_code():
 def test_the_fuzzer_finds_and_shrinks_a_reintroduced_row_fusion_bug(monkeypatch):
     """With the row-fusion legality check disabled (the bug users hit), the self-combine
     pattern fails, and a padded program shrinks back to a handful of nodes."""
-    from tfc.passes import fusion as fusion_pass
-
     monkeypatch.setattr(fusion_pass, "_row_misalignment", lambda *args, **kwargs: None)
     program = _self_combine()
     outcome = fuzz.run_program(program)
@@ -125,8 +125,6 @@ def test_reproducer_runs_and_prints_what_session_run_returns():
     assert outcome.ok
     text = reproducer(program, outcome)
     printed = io.StringIO()
-    import tfc.compat.v1 as tf
-
     with tf.Graph().as_default(), contextlib.redirect_stdout(printed):
         exec(compile(text, "<reproducer>", "exec"), {})
     assert printed.getvalue().strip() == str(outcome.got)

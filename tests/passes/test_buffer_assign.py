@@ -103,3 +103,35 @@ def test_a_non_aligned_reader_of_the_variable_cannot_write_it_in_place():
     ops = {op.name: op for op in module.main.body.ops}
     assert ops["read"].attrs["_buf"] == ["alias"]
     assert ops["dot"].attrs["_buf"] == ["arena+0"]
+
+
+def test_a_wider_result_never_takes_the_buffer_of_a_narrower_operand():
+    # The fuzzer's find: an f32 select written over its own pred operand's slot clobbered
+    # predicates that were not read yet (4 bytes written per 1 byte read).
+    module = plan('''func @main(%x: f32[64], %y: f32[64]) -> (f32[64]) {
+  %0 = exp %x : f32[64]
+  %1 = compare %0, %y {dir="lt"} : pred[64]
+  %2 = convert %1 : f32[64]
+  %3 = exp %2 : f32[64]
+  return %3
+}
+''')
+    assert [op.attrs.get("_buf") for op in module.main.body.ops[:4]] == [
+        ["arena+0"], ["arena+256"], ["arena+0"], ["out0"]]  # before: all three in arena+0
+
+
+def test_the_fuzzer_reproducer_of_predicate_clobbering():
+    import numpy as np
+
+    import tfc.compat.v1 as tf
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [4, 3])
+        w = tf.placeholder(tf.float32, [4, 3])
+        m = tf.cast(tf.equal(x, tf.reduce_min(x, 0, keepdims=True)), tf.float32)
+        y = m / tf.reduce_sum(m, 0, keepdims=True) * w
+        z = tf.matmul(y, tf.ones([3, 2]))
+        with tf.Session() as sess:
+            got = sess.run(z, {x: [[1, 5, 3], [4, 2, 6], [7, 8, 0], [2, 9, 9]],
+                               w: np.arange(1, 13, dtype=np.float32).reshape(4, 3)})
+    np.testing.assert_array_equal(got, [[1, 1], [5, 5], [9, 9], [0, 0]])

@@ -289,8 +289,15 @@ def test_commutative_ops_order_operands_by_position():
     text = _func(sig, "%0 = add %b, %a : f32[2]", "%1 = add %a, %b : f32[2]", "%2 = max %b, %a : f32[2]",
                  "%3 = sub %b, %a : f32[2]", "return %0, %1, %2, %3")
     assert canonicalize(text) == _func(sig, "%0 = add %a, %b : f32[2]", "%1 = add %a, %b : f32[2]",
-                                       "%2 = max %a, %b : f32[2]", "%3 = sub %b, %a : f32[2]",
+                                       "%2 = max %b, %a : f32[2]", "%3 = sub %b, %a : f32[2]",
                                        "return %0, %1, %2, %3")
+
+
+def test_float_max_and_min_keep_their_operand_order_integer_ones_do_not():
+    # max(-0.0, 0.0) is -0.0 and max(0.0, -0.0) is 0.0: a float max is not commutative.
+    sig = "(%a: f32[2], %b: f32[2], %i: i32[2], %j: i32[2]) -> (f32[2], i32[2])"
+    text = _func(sig, "%0 = min %b, %a : f32[2]", "%1 = max %j, %i : i32[2]", "return %0, %1")
+    assert canonicalize(text) == _func(sig, "%0 = min %b, %a : f32[2]", "%1 = max %i, %j : i32[2]", "return %0, %1")
 
 
 def test_constants_go_second():
@@ -301,8 +308,8 @@ def test_constants_go_second():
 
 def test_op_results_order_after_arguments():
     sig = "(%a: f32[2], %b: f32[2]) -> (f32[2])"
-    text = _func(sig, "%0 = exp %a : f32[2]", "%1 = min %0, %b : f32[2]", "return %1")
-    assert canonicalize(text) == _func(sig, "%0 = exp %a : f32[2]", "%1 = min %b, %0 : f32[2]", "return %1")
+    text = _func(sig, "%0 = exp %a : f32[2]", "%1 = mul %0, %b : f32[2]", "return %1")
+    assert canonicalize(text) == _func(sig, "%0 = exp %a : f32[2]", "%1 = mul %b, %0 : f32[2]", "return %1")
 
 
 @pytest.mark.parametrize("direction, swapped", [("eq", True), ("ne", True), ("lt", False), ("ge", False)])

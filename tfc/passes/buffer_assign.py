@@ -45,21 +45,29 @@ def _aligned(size: Dim) -> Dim:
 
 
 def aligned_operands(op: ir.Operation) -> set:
-    """Operand indices that ``op`` reads at exactly the index it writes (same shape)."""
-    out_shape = op.results[0].type.shape if op.results else None
+    """Operand indices that ``op`` reads at exactly the bytes it writes: the same shape and
+    the same element width (a 4-byte result written over a 1-byte predicate would clobber
+    predicates not read yet)."""
+    if not op.results:
+        return set()
+    out = op.results[0].type
     if op.name != "fusion":
         info = CORE_OPS.get(op.name)
         if info is None or info.category != "elementwise":
             return set()
-        return {i for i, v in enumerate(op.operands) if v.type.shape == out_shape}
+        return {i for i, v in enumerate(op.operands) if _same_layout(v.type, out)}
     if op.attrs.get("kind") != "loop":
         return set()
     region = op.regions[0]
     aligned = set()
     for i, arg in enumerate(region.args):
-        if arg.type.shape == out_shape and _only_elementwise_paths(arg, out_shape):
+        if _same_layout(arg.type, out) and _only_elementwise_paths(arg, out.shape):
             aligned.add(i)
     return aligned
+
+
+def _same_layout(t, out: ir.TensorType) -> bool:
+    return isinstance(t, ir.TensorType) and t.shape == out.shape and t.elem.nbytes == out.elem.nbytes
 
 
 def _only_elementwise_paths(value, shape) -> bool:

@@ -105,6 +105,8 @@ _LAST = (1 << 62, 0)
 def is_commutative(op: Operation) -> bool:
     if op.name == "compare":
         return op.attrs.get("dir") in COMMUTATIVE_COMPARE
+    if op.name in ("max", "min") and op.results[0].type.elem.is_float:
+        return False  # max(-0.0, 0.0) is the first operand (numpy, TF's CPU kernels): order matters
     return op.name in COMMUTATIVE
 
 
