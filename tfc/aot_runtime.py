@@ -120,7 +120,178 @@ def read_manifest(directory: str) -> dict:
     if manifest.get("manifest_sha256") != manifest_digest(manifest):
         raise ArtifactError(f"{path} was modified after the artifact was built: its content does not match its "
                             "manifest_sha256")
+    check_manifest(manifest, path)
     return manifest
+
+
+# -- the manifest's schema ----------------------------------------------------------------------
+# The fields the loader reads, with their JSON types, checked before anything reads them: a
+# manifest edited and re-hashed by hand gets an ArtifactError naming the field (e.g.
+# "target.features[3] must be a string, got list"), never a TypeError or KeyError from the
+# code that uses it. Fields the loader does not read (name, header, error_codes...) are not
+# checked. The signature fields are compared with the library's embedded signature later.
+class _Int:
+    """A JSON integer (not a boolean), at least ``minimum`` unless that is None."""
+
+    def __init__(self, minimum: Optional[int] = 0):
+        self.minimum = minimum
+
+
+class _List:
+    """A JSON list whose every item matches ``item``."""
+
+    def __init__(self, item):
+        self.item = item
+
+
+class _Tuple:
+    """A JSON list of exactly ``len(items)`` values, each matching its schema."""
+
+    def __init__(self, *items):
+        self.items = items
+
+
+class _Object:
+    """A JSON object with these fields (others are allowed); ``optional`` ones may be absent."""
+
+    def __init__(self, fields: dict, optional: tuple = ()):
+        self.fields = fields
+        self.optional = optional
+
+
+class _Map:
+    """A JSON object whose every value matches ``value``."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class _OneOf:
+    def __init__(self, *options):
+        self.options = options
+
+
+_DIM = _OneOf(_Int(None), str)  # a static dim, or the text of a symbolic one ("s0", "64*s0+64")
+_FRAME = _Tuple(str, _OneOf(_Int(None), None), str)  # (file, line, function)
+_TENSOR = {"name": str, "dtype": str, "shape": _List(_DIM), "slot": _Int()}
+MANIFEST_SCHEMA = _Object({
+    "files": _Map(_Object({"bytes": _Int(), "sha256": str})),
+    "library": str,
+    "weights": _Object({"file": str, "header_bytes": _Int(32), "data_bytes": _Int()}),
+    "target": _Object({"triple": str, "cpu": str, "features": _List(str)}),
+    "exports": _List(str),
+    "entry": str,
+    "symbols": _List(str),
+    "inputs": _List(_Object({**_TENSOR, "tensor": str, "op": str, "arg": str, "tf_shape": _List(_OneOf(_Int(), None)),
+                             "tf_shape_text": str})),
+    "states": _List(_Object({**_TENSOR, "kind": str, "shape": _List(_Int())})),
+    "outputs": _List(_Object({**_TENSOR, "tensor": str})),
+    "structure": dict,
+    "arena_bytes": _DIM,
+    "slots": _Object({"count": _Int(), "arena": _Int(), "error": _Int(), "weights": _Int()}),
+    "constraints": _List(_Object({"dims": _List(str), "message": str, "op": _OneOf(str, None),
+                                  "defined_at": _List(_FRAME)})),
+    "op_names": _List(str),
+    "op_sources": _List(_Object({"op": str, "defined_at": _List(_FRAME)}, optional=("op", "defined_at"))),
+}, optional=("op_sources",))
+
+
+def check_manifest(manifest: dict, path: str = MANIFEST) -> None:
+    """Refuse a manifest whose fields the loader reads are missing or of the wrong type
+    (``MANIFEST_SCHEMA``), or whose feeds' TF shapes contradict their compiled shapes."""
+    problem = _schema_problem(manifest, MANIFEST_SCHEMA, "")
+    if problem is None:
+        problem = _feed_shape_problem(manifest["inputs"])
+    if problem is not None:
+        raise ArtifactError(f"{path}: {problem}")
+
+
+def _schema_problem(value, schema, where: str) -> Optional[str]:
+    """What is wrong with ``value`` at ``where`` (the first problem), or None."""
+    if isinstance(schema, _OneOf):
+        if any(_schema_problem(value, option, where) is None for option in schema.options):
+            return None
+    elif isinstance(schema, _Int):
+        if isinstance(value, int) and not isinstance(value, bool) and (schema.minimum is None
+                                                                       or value >= schema.minimum):
+            return None
+    elif isinstance(schema, (_List, _Tuple)):
+        if isinstance(value, list) and (isinstance(schema, _List) or len(value) == len(schema.items)):
+            items = [schema.item] * len(value) if isinstance(schema, _List) else schema.items
+            for i, (item, item_schema) in enumerate(zip(value, items)):
+                problem = _schema_problem(item, item_schema, f"{where}[{i}]")
+                if problem is not None:
+                    return problem
+            return None
+    elif isinstance(schema, _Object):
+        if isinstance(value, dict):
+            for name, field_schema in schema.fields.items():
+                field = f"{where}.{name}" if where else name
+                if name not in value:
+                    if name in schema.optional:
+                        continue
+                    return f"{field} is missing"
+                problem = _schema_problem(value[name], field_schema, field)
+                if problem is not None:
+                    return problem
+            return None
+    elif isinstance(schema, _Map):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                problem = _schema_problem(item, schema.value, f"{where}[{json.dumps(key)}]")
+                if problem is not None:
+                    return problem
+            return None
+    elif schema is None:
+        if value is None:
+            return None
+    elif isinstance(value, schema) and not isinstance(value, bool):
+        return None
+    return f"{where or 'the manifest'} must be {_describe(schema)}, got {_describe_value(value)}"
+
+
+def _describe(schema) -> str:
+    if isinstance(schema, _OneOf):
+        return " or ".join(_describe(option) for option in schema.options)
+    if isinstance(schema, _Int):
+        if schema.minimum is None:
+            return "an integer"
+        return "a non-negative integer" if schema.minimum == 0 else f"an integer >= {schema.minimum}"
+    if isinstance(schema, _List):
+        return "a list"
+    if isinstance(schema, _Tuple):
+        return f"a list of {len(schema.items)} items"
+    if isinstance(schema, (_Object, _Map)) or schema is dict:
+        return "an object"
+    if schema is None:
+        return "null"
+    return {str: "a string", list: "a list"}.get(schema, schema.__name__)
+
+
+def _describe_value(value) -> str:
+    """A wrong value in a message: a scalar as JSON, else its JSON kind (and a list's length)."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    if isinstance(value, str):
+        return "a string"
+    return _json_text(value)
+
+
+def _feed_shape_problem(inputs: list) -> Optional[str]:
+    """A feed's TF shape (what feeding checks) must agree with its compiled shape (what the
+    code was built for): the same rank, and every static TF dim is the compiled dim."""
+    for i, t in enumerate(inputs):
+        tf_shape, shape = t["tf_shape"], t["shape"]
+        if len(tf_shape) != len(shape):
+            return (f"inputs[{i}].tf_shape has rank {len(tf_shape)}, but inputs[{i}].shape (the compiled shape) has "
+                    f"rank {len(shape)}")
+        for axis, (tf_dim, dim) in enumerate(zip(tf_shape, shape)):
+            if tf_dim is not None and tf_dim != dim:
+                return (f"inputs[{i}].tf_shape[{axis}] is {tf_dim}, but inputs[{i}].shape[{axis}] (the compiled "
+                        f"dim) is {_json_text(dim)}")
+    return None
 
 
 def verify_files(directory: str, manifest: dict) -> None:
@@ -138,7 +309,7 @@ def verify_files(directory: str, manifest: dict) -> None:
         path = os.path.join(directory, name)
         try:
             size = os.path.getsize(path)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a name with a NUL byte
             raise ArtifactError(f"artifact {directory}: {name} is missing") from None
         if size != expected["bytes"]:
             state = "truncated" if size < expected["bytes"] else "larger than built"
@@ -196,8 +367,12 @@ def check_signature(directory: str, manifest: dict, library) -> None:
     built = read_embedded_signature(directory, manifest, library)
     try:
         claimed = embedded_signature(manifest, manifest["files"][manifest["weights"]["file"]]["sha256"])
-    except (KeyError, TypeError) as e:
-        raise ArtifactError(f"artifact {directory}: {MANIFEST} lacks the field {e} of the signature") from None
+    except KeyError as e:  # check_manifest refuses these first; kept for manifests built by hand
+        raise ArtifactError(f"artifact {directory}: {MANIFEST} lacks the field {e.args[0]!r} of the "
+                            "signature") from None
+    except TypeError as e:
+        raise ArtifactError(f"artifact {directory}: {MANIFEST} has a signature field of the wrong type "
+                            f"({e})") from None
     difference = _first_difference(claimed, built, "")
     if difference is not None:
         path, in_manifest, in_library = difference
@@ -284,7 +459,10 @@ def _dim_function(d, symbols: list):
     """A function of the tuple of symbol values computing dim ``d`` (an int or its text)."""
     if isinstance(d, int):
         return lambda values, d=d: d
-    tree = ast.parse(str(d), mode="eval")
+    try:
+        tree = ast.parse(str(d), mode="eval")
+    except (SyntaxError, ValueError):
+        raise ArtifactError(f"bad dimension expression {d!r} in the manifest") from None
     for node in ast.walk(tree):
         if not isinstance(node, _ALLOWED) or (isinstance(node, ast.Constant) and type(node.value) is not int):
             raise ArtifactError(f"bad dimension expression {d!r} in the manifest")
@@ -544,6 +722,14 @@ def _read_weights(directory: str, manifest: dict) -> np.ndarray:
     return data
 
 
+def _exports(library, symbol: str) -> bool:
+    try:
+        getattr(library, symbol)
+    except (AttributeError, ValueError):  # ValueError: a name with a NUL byte
+        return False
+    return True
+
+
 def load(directory: str, num_threads: Optional[int] = None, check_cpu: bool = True) -> LoadedModel:
     """Load an artifact folder written by ``CompiledGraph.save`` or ``tfc aot``.
 
@@ -564,7 +750,7 @@ def load(directory: str, num_threads: Optional[int] = None, check_cpu: bool = Tr
     except OSError as e:
         raise ArtifactError(f"artifact {directory}: cannot load {manifest['library']}: {e}") from None
     for symbol in manifest["exports"]:
-        if not hasattr(library, symbol):
+        if not _exports(library, symbol):
             raise ArtifactError(f"artifact {directory}: {manifest['library']} does not export {symbol}")
     check_signature(directory, manifest, library)
     set_size = library.tfc_pool_set_size

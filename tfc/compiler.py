@@ -50,7 +50,15 @@ def compile_module(module: ir.Module, dump: Optional[Callable] = None, constrain
     ``native=False`` stops after the passes (for IR dumps): no executable. ``profile``: the
     code times each kernel call (``executable.profile()``). ``verify``: "each", "end" or
     "none" (default: ``passes.manager.default_verify()``, "end" unless TFC_VERIFY_EACH=1).
+    Python's cyclic garbage collector is paused meanwhile (``passes.manager.gc_paused``).
     """
+    from tfc.passes.manager import gc_paused
+
+    with gc_paused():
+        return _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify)
+
+
+def _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify) -> CompileResult:
     from tfc.codegen.jit import compile_ir
     from tfc.codegen.program import Program
     from tfc.passes.buffer_assign import arena_bytes

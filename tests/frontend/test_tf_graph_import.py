@@ -249,6 +249,8 @@ BAD_GRAPH_DEFS = {
                             "Node 'm': Connecting to invalid output 2 of source node a which has 1 outputs."),
     "duplicate name": (_CONST_A + _CONST_A, "Node 'a' is not unique"),
     "duplicate name used": (_CONST_A + _identity("b", "a") + _CONST_A, "Node 'a' is not unique"),
+    "control input first": (_CONST_A + _identity("b", "^a", "a"),
+                            "Node 'b': Control dependencies must come after regular dependencies"),
 }
 
 
@@ -265,6 +267,66 @@ def test_bad_graph_def_is_tf_value_error_and_leaves_graph_unchanged(case, scope)
     assert [op.name for op in graph.get_operations()] == ["pre"]
     assert graph.version == version
     assert [tf.constant(1.0, name=n).op.name for n in ("a", "b")] == ["a", "b"]  # no name left marked as used
+
+
+def _node(name: str, op: str, inputs=(), attrs: str = 'attr { key: "T" value { type: DT_FLOAT } }') -> str:
+    listed = " ".join(f'input: "{i}"' for i in inputs)
+    return f'node {{ name: "{name}" op: "{op}" {listed} {attrs} }}\n'
+
+
+_MAX_POOL_ATTRS = ('attr { key: "T" value { type: DT_FLOAT } } attr { key: "ksize" value { list { i: 1 i: 3 i: 3 i: 1 } } }'
+                   ' attr { key: "strides" value { list { i: 1 i: 2 i: 2 i: 1 } } } '
+                   'attr { key: "padding" value { s: "VALID" } }')
+
+# Nodes whose inputs do not fit their op's signature (shape inference used to index past the
+# inputs: IndexError). The messages are TF 2.x's up to its signature summary, which tfc ends
+# after the signature (TF goes on with the attrs' details); then the node's name, as TF. Several
+# missing attrs are listed in the registry's order (TF's follows a hash map: 'T', 'N' here).
+WRONG_NODE_DEFS = {
+    "Tanh without inputs": (_node("a", "Tanh"), "NodeDef expected inputs 'float' do not match 0 inputs specified; "
+                            "Op<name=Tanh; signature=x:T -> y:T>; NodeDef: {{node PREFIXa}}"),
+    "Rsqrt without inputs": (_node("a", "Rsqrt"), "NodeDef expected inputs 'float' do not match 0 inputs specified; "
+                             "Op<name=Rsqrt; signature=x:T -> y:T>; NodeDef: {{node PREFIXa}}"),
+    "Mean without inputs": (_node("m", "Mean"), "NodeDef expected inputs 'float, int32' do not match 0 inputs "
+                            "specified; Op<name=Mean; signature=input:T, reduction_indices:Tidx -> output:T>; "
+                            "NodeDef: {{node PREFIXm}}"),
+    "MaxPool without inputs": (_node("MaxPool2d", "MaxPool", attrs=_MAX_POOL_ATTRS),
+                               "NodeDef expected inputs 'float' do not match 0 inputs specified; Op<name=MaxPool; "
+                               "signature=input:T -> output:T>; NodeDef: {{node PREFIXMaxPool2d}}"),
+    "Shape with two inputs": (_CONST_A + _node("s", "Shape", ["a", "a", "^a"]),
+                              "NodeDef expected inputs 'float' do not match 2 inputs specified; Op<name=Shape; "
+                              "signature=input:T -> output:out_type>; NodeDef: {{node PREFIXs}}"),
+    "AddN with fewer inputs than N": (_CONST_A + _node("s", "AddN", ["a"], 'attr { key: "T" value { type: DT_FLOAT } } '
+                                                       'attr { key: "N" value { i: 2 } }'),
+                                      "NodeDef expected inputs 'float, float' do not match 1 inputs specified; "
+                                      "Op<name=AddN; signature=inputs:N*T -> sum:T>; NodeDef: {{node PREFIXs}}"),
+    "Assign with one input": (_CONST_A + _node("s", "Assign", ["a"]),
+                              "NodeDef expected inputs 'float_ref, float' do not match 1 inputs specified; "
+                              "Op<name=Assign; signature=ref:Ref(T), value:T -> output_ref:Ref(T)>; "
+                              "NodeDef: {{node PREFIXs}}"),
+    "Placeholder with an input": (_CONST_A + _node("p", "Placeholder", ["a"], 'attr { key: "dtype" value { type: '
+                                                                               'DT_FLOAT } }'),
+                                  "NodeDef expected inputs '' do not match 1 inputs specified; Op<name=Placeholder; "
+                                  "signature= -> output:dtype>; NodeDef: {{node PREFIXp}}"),
+    "Tanh without T": (_CONST_A + _node("t", "Tanh", ["a"], attrs=""),
+                       "NodeDef missing attr 'T' from Op<name=Tanh; signature=x:T -> y:T>; NodeDef: {{node PREFIXt}}"),
+    "ConcatV2 without N and T": (_CONST_A + _node("c", "ConcatV2", ["a"], attrs=""),
+                                 "NodeDef missing attrs 'N', 'T' from Op<name=ConcatV2; signature=values:N*T, "
+                                 "axis:Tidx -> output:T>; NodeDef: {{node PREFIXc}}"),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_NODE_DEFS))
+@pytest.mark.parametrize("scope", [None, "", "imp"])
+def test_node_def_not_fitting_its_op_is_tf_value_error(case, scope):
+    text, message = WRONG_NODE_DEFS[case]
+    graph = tf.get_default_graph()
+    tf.constant(0.0, name="pre")
+    with pytest.raises(ValueError) as info:
+        tf.import_graph_def(_graph_def(text), name=scope)
+    prefix = {None: "import/", "": "", "imp": "imp/"}[scope]
+    assert str(info.value) == message.replace("PREFIX", prefix)
+    assert [op.name for op in graph.get_operations()] == ["pre"]
 
 
 def test_failure_while_building_ops_rolls_back_everything():

@@ -69,17 +69,18 @@ def cache_key(llvm_ir: str, target: Target, kind: str) -> str:
     return h.hexdigest()
 
 
-def _cache_path(directory: str, key: str) -> str:
-    return os.path.join(directory, f"{key}.o")
+def _cache_path(directory: str, key: str, suffix: str = ".o") -> str:
+    return os.path.join(directory, f"{key}{suffix}")
 
 
-def cache_load(key: str, directory: Optional[str] = None) -> Optional[bytes]:
-    """The cached object for ``key``, or None (missing, unreadable or corrupt)."""
+def cache_load(key: str, directory: Optional[str] = None, suffix: str = ".o") -> Optional[bytes]:
+    """The cached object for ``key``, or None (missing, unreadable or corrupt). ``suffix``
+    names other kinds of entry (``.step``: tfc/runtime/step_cache.py), checked alike."""
     directory = directory or cache_dir()
     if not directory:
         return None
     try:
-        with open(_cache_path(directory, key), "rb") as f:
+        with open(_cache_path(directory, key, suffix), "rb") as f:
             data = f.read()
     except OSError:
         return None
@@ -92,7 +93,7 @@ def cache_load(key: str, directory: Optional[str] = None) -> Optional[bytes]:
     return payload
 
 
-def cache_store(key: str, payload: bytes, directory: Optional[str] = None) -> None:
+def cache_store(key: str, payload: bytes, directory: Optional[str] = None, suffix: str = ".o") -> None:
     """Write an entry atomically; failures (read-only folder, full disk) are ignored."""
     directory = directory or cache_dir()
     if not directory:
@@ -103,7 +104,7 @@ def cache_store(key: str, payload: bytes, directory: Optional[str] = None) -> No
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(_CACHE_MAGIC + hashlib.sha256(payload).digest() + payload)
-            os.replace(temp, _cache_path(directory, key))
+            os.replace(temp, _cache_path(directory, key, suffix))
         except BaseException:
             try:
                 os.unlink(temp)
@@ -124,6 +125,7 @@ class CompiledCode:
     timings: dict = field(default_factory=dict)
     optimized_ir: str = ""
     cached: bool = False  # loaded from the persistent cache
+    object_key: Optional[str] = None  # the persistent cache's key of this code's object file, when it has one
 
 
 # -- the in-process code cache ------------------------------------------------------------------
@@ -185,6 +187,7 @@ def compile_ir(llvm_ir: str, entry_name: str = "tfc_main", target: Target = None
         if payload is not None:
             code = _load_object(payload, entry_name, target)
             if code is not None:
+                code.object_key = key
                 return code
     elif use_cache and not keep_optimized_ir and _shareable(llvm_ir):
         memory_key = cache_key(llvm_ir, target, "mcjit" if ir_passes else "mcjit-codegen-only")
@@ -215,13 +218,23 @@ def compile_ir(llvm_ir: str, entry_name: str = "tfc_main", target: Target = None
     address = engine.get_function_address(entry_name)
     if not address:
         raise RuntimeError(f"entry point {entry_name} was not compiled")
-    if key is not None and len(objects) == 1:
+    stored = key is not None and len(objects) == 1
+    if stored:
         cache_store(key, objects[0])
     entry = ENTRY_SIGNATURE(address)
     code = CompiledCode(engine, entry, timings, str(module) if keep_optimized_ir else "")
+    if stored:
+        code.object_key = key
     if memory_key is not None:
         _memory_store(memory_key, entry_name, code, len(llvm_ir))
     return code
+
+
+def load_object(payload: bytes, entry_name: str = "tfc_main", target: Target = None) -> Optional[CompiledCode]:
+    """An engine running an object file MCJIT made (``CompiledCode.object_key``'s entry), or
+    None when it does not provide ``entry_name``. Symbols the object imports from the JIT
+    runtime must be registered first (``tfc.codegen.parallel.jit_runtime()``)."""
+    return _load_object(payload, entry_name, target or host_target())
 
 
 def _load_object(payload: bytes, entry_name: str, target: Target) -> Optional[CompiledCode]:

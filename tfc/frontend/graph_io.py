@@ -9,7 +9,7 @@ from typing import Optional
 
 from . import dtypes
 from .graph import Tensor, get_default_graph
-from .registry import is_registered, lookup_op_type
+from .registry import REQUIRED, is_registered, lookup_op_type
 from .tensor_shape import TensorShape
 
 GRAPH_DEF_VERSION = 134  # TensorFlow 1.15's producer version
@@ -103,7 +103,12 @@ def _check_inputs_exist(nodes, input_map: dict) -> None:
     """TF's error for an input that is neither a GraphDef node nor mapped by ``input_map``."""
     names = {n.name for n in nodes}
     for node in nodes:
+        seen_control = False
         for inp in node.input:
+            if inp.startswith("^"):
+                seen_control = True
+            elif seen_control:
+                raise ValueError(f"Node '{node.name}': Control dependencies must come after regular dependencies")
             if _tensor_key(inp) in input_map:
                 continue
             source, _, _ = _parse_input(inp)
@@ -250,6 +255,7 @@ def _create_ops(graph, nodes, input_map: dict, prefix: str) -> dict:
                     raise ValueError(f"Node '{node.name}': Connecting to invalid output {index} of source node "
                                      f"{source} which has {len(outputs)} outputs.")
                 inputs.append(outputs[index])
+        _check_node_def(node, names[node.name], len(inputs))
         _check_input_types(node, inputs, prefix)
         op = graph.create_op(node.op, inputs, name=names[node.name] + "/", attrs=_node_attrs(node),
                              control_inputs=[c.op if isinstance(c, Tensor) else c for c in control])
@@ -308,6 +314,70 @@ def _check_input_types(node, inputs: list, prefix: str) -> None:
         if dtype is not None and tensor.dtype.base_dtype != dtype:
             raise ValueError(f"Input {i} of node {prefix}{node.name} was passed {tensor.dtype.base_dtype.name} from "
                              f"{tensor.name} incompatible with expected {_tf_type_name(dtype)}.")
+
+
+def _check_node_def(node, name: str, num_inputs: int) -> None:
+    """TF's ValidateNodeDef: the attrs the op requires are set and the node has as many
+    (non-control) inputs as the op's signature, for the node's attrs, expects."""
+    entry = lookup_op_type(node.op)
+    missing = [a for a, spec in entry.attrs.items() if spec.default is REQUIRED and a not in node.attr]
+    if missing:
+        listed = "', '".join(missing)
+        raise ValueError(f"NodeDef missing attr{'s' if len(missing) > 1 else ''} '{listed}' from "
+                         f"{_op_summary(entry)}; NodeDef: {{{{node {name}}}}}")
+    expected = _expected_input_types(node, entry)
+    if len(expected) != num_inputs:
+        raise ValueError(f"NodeDef expected inputs '{', '.join(expected)}' do not match {num_inputs} inputs "
+                         f"specified; {_op_summary(entry)}; NodeDef: {{{{node {name}}}}}")
+
+
+def _expected_input_types(node, entry) -> list:
+    """The TF names of the input types the op's signature gives for the node's attrs (or the
+    attrs' defaults), one per input: 'float', 'int32', 'float_ref'..."""
+    def attr(name: str, field: str):
+        if name in node.attr:
+            value = node.attr[name]
+            return list(value.list.type) if field == "types" else getattr(value, field)
+        return entry.attrs[name].default
+
+    out = []
+    for spec in entry.input_specs:
+        if spec.fixed_dtype:
+            types = [dtypes.as_dtype(spec.fixed_dtype)]
+        elif entry.attrs[spec.type_attr].kind == "list(type)":
+            types = list(attr(spec.type_attr, "types") or ())
+        else:
+            types = [attr(spec.type_attr, "type")]
+        if spec.number_attr:
+            types = types * max(0, int(attr(spec.number_attr, "i")))
+        out.extend(_dtype_text(t) + ("_ref" if spec.is_ref else "") for t in types)
+    return out
+
+
+def _dtype_text(value) -> str:
+    """TF's DataTypeString of a DType, a DataType enum value or a dtype name."""
+    try:
+        return _tf_type_name(dtypes.as_dtype(value))
+    except (TypeError, ValueError, KeyError):
+        return "INVALID" if value == 0 else f"unknown dtype {value}"
+
+
+def _op_summary(entry) -> str:
+    """TF's SummarizeOpDef, up to the signature (the registry does not keep TF's attr details)."""
+    def args(specs) -> str:
+        parts = []
+        for spec in specs:
+            if spec.fixed_dtype:
+                kind = _tf_type_name(dtypes.as_dtype(spec.fixed_dtype))
+            elif entry.attrs[spec.type_attr].kind == "list(type)":
+                kind = ""
+            else:
+                kind = spec.type_attr
+            kind = (f"{spec.number_attr}*" if spec.number_attr else "") + kind
+            parts.append(f"{spec.name}:" + (f"Ref({kind})" if spec.is_ref else kind))
+        return ", ".join(parts)
+
+    return f"Op<name={entry.type_name}; signature={args(entry.input_specs)} -> {args(entry.output_specs)}>"
 
 
 def _tf_type_name(dtype) -> str:

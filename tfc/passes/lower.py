@@ -599,5 +599,9 @@ def lower_graph(fetches, targets=(), feeds=(), variable_types=None, rng_seeds=No
     ``feeds``: FeedSpecs (tensor, dtype, runtime shape) in argument order.
     ``variable_types(op) -> ir.TensorType | None`` overrides a variable's static type.
     ``rng_seeds(op) -> (seed0, seed1)`` chooses the seeds of unseeded random ops.
+    The cyclic garbage collector is paused meanwhile (``manager.gc_paused``).
     """
-    return _Lowering(fetches, targets, feeds, variable_types, rng_seeds).run()
+    from .manager import gc_paused
+
+    with gc_paused():
+        return _Lowering(fetches, targets, feeds, variable_types, rng_seeds).run()

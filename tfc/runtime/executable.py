@@ -22,7 +22,7 @@ from tfc import ir
 from tfc.frontend import errors
 from tfc.frontend.errors import InvalidArgumentError
 from tfc import program_errors as checks
-from tfc.ir.dims import Dim, dim_str
+from tfc.ir.dims import Dim, dim_str, parse_dim
 
 ARENA_ALIGN = 64  # the arena's base address is rounded up to this (buffer_assign.ALIGN)
 
@@ -60,6 +60,64 @@ class ArgSpec:
     checks: list = field(default_factory=list)  # [(axis, dim function)] for non-plain dims
 
 
+class Signature:
+    """What an Executable needs to know of its function: each argument (name, element type,
+    shape with symbols, ref or not), each result (element type, shape) and where each
+    top-level op came from (for errors). Built from an ``ir.Function`` or from the plain
+    description the persistent step cache keeps (``to_json`` / ``from_json``)."""
+
+    __slots__ = ("args", "results", "_locations", "_function")
+
+    def __init__(self, args: Sequence[tuple], results: Sequence[tuple], locations: Optional[Sequence] = None,
+                 function: Optional[ir.Function] = None):
+        self.args = [(name, elem, tuple(shape), bool(is_ref)) for name, elem, shape, is_ref in args]
+        self.results = [(elem, tuple(shape)) for elem, shape in results]
+        self._locations = None if locations is None else list(locations)
+        self._function = function
+
+    @classmethod
+    def from_function(cls, function: ir.Function) -> "Signature":
+        args = []
+        for arg in function.args:
+            is_ref = isinstance(arg.type, ir.RefType)
+            t = arg.type.tensor if is_ref else arg.type
+            args.append((arg.name_hint or "arg", t.elem, t.shape, is_ref))
+        return cls(args, [(t.elem, t.shape) for t in function.result_types], None, function)
+
+    @property
+    def locations(self) -> list:
+        """Per top-level op (``return`` excluded): (name, file, line), or None without a name."""
+        if self._locations is None:
+            ops = [op for op in self._function.body.ops if op.name != "return"] if self._function else []
+            self._locations = [(op.loc.name, op.loc.file, op.loc.line) if op.loc is not None and op.loc.name
+                               else None for op in ops]
+        return self._locations
+
+    def to_json(self) -> dict:
+        return {"args": [[name, elem.value, [_dim_json(d) for d in shape], is_ref]
+                         for name, elem, shape, is_ref in self.args],
+                "results": [[elem.value, [_dim_json(d) for d in shape]] for elem, shape in self.results],
+                "locations": [list(loc) if loc is not None else None for loc in self.locations]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Signature":
+        return cls([(name, ir.ElemType(elem), [dim_from_json(d) for d in shape], is_ref)
+                    for name, elem, shape, is_ref in data["args"]],
+                   [(ir.ElemType(elem), [dim_from_json(d) for d in shape]) for elem, shape in data["results"]],
+                   [tuple(loc) if loc is not None else None for loc in data["locations"]])
+
+
+def _dim_json(d: Dim):
+    """A dim in a JSON description: an int, or its canonical text (``dim_from_json`` reads it)."""
+    return d if isinstance(d, int) else dim_str(d)
+
+
+def dim_from_json(value) -> Dim:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"not a dimension: {value!r}")
+    return value if isinstance(value, int) else parse_dim(value)
+
+
 class _CallContext:
     """The memory one call of a program writes: never shared by two calls at once."""
 
@@ -91,24 +149,53 @@ class Executable:
     parallel. Arguments that are program state (refs) are not guarded: callers that share
     them serialise their calls (Session.run does)."""
 
-    def __init__(self, function: ir.Function, code, symbols: list, arena_bytes: Dim, op_names: Sequence[str],
+    def __init__(self, function, code, symbols: list, arena_bytes: Dim, op_names: Sequence[str],
                  constraints: Sequence = (), source_ops: Optional[dict] = None):
-        self.function = function
+        """``function``: the compiled ``ir.Function``, or its ``Signature`` (a program loaded
+        from the persistent cache has no IR)."""
+        if isinstance(function, Signature):
+            self.function, self.signature = None, function
+        else:
+            self.function, self.signature = function, Signature.from_function(function)
         self.code = code
         self.symbols = list(symbols)
+        self.arena_bytes = arena_bytes
         self.op_names = list(op_names)
         self.source_ops = source_ops or {}
         # name -> the graph op of that name (set by a Session): errors then show its traceback
         self.op_resolver: Optional[Callable[[str], object]] = None
-        self.args = [self._arg_spec(arg) for arg in function.args]
-        self.outputs = [(t.elem.np_dtype, [_compile_dim(d, self.symbols) for d in t.shape])
-                        for t in function.result_types]
+        self.args = [self._arg_spec(*arg) for arg in self.signature.args]
+        self.outputs = [(elem.np_dtype, [_compile_dim(d, self.symbols) for d in shape])
+                        for elem, shape in self.signature.results]
         self._arena_size = _compile_dim(arena_bytes, self.symbols)
         self.constraints = list(constraints)
         self._arena_slot = len(self.args) + len(self.outputs)
         self._contexts: list = []  # every context made (for ``runs``)
         self._free: list = []  # the contexts no call is using; list.pop/append are atomic
         self._fast = self._generate_fast_path()
+
+    # -- the plain description (the persistent step cache) -----------------------------------
+    def describe(self) -> dict:
+        """Everything but the code, as JSON-able data (``from_description`` rebuilds it);
+        constraints name their graph op."""
+        return {"signature": self.signature.to_json(), "symbols": self.symbols,
+                "arena_bytes": _dim_json(self.arena_bytes), "op_names": self.op_names,
+                "constraints": [[_dim_json(c.a), _dim_json(c.b), getattr(c.op, "name", None),
+                                 [[_dim_json(d) for d in shape] for shape in c.shapes]] for c in self.constraints]}
+
+    @classmethod
+    def from_description(cls, data: dict, code, op_resolver: Optional[Callable[[str], object]] = None) -> "Executable":
+        """The executable ``describe`` described, running ``code``; constraint ops by name."""
+        from tfc.passes.lower import Constraint
+
+        resolve = op_resolver or (lambda name: None)
+        constraints = [Constraint(dim_from_json(a), dim_from_json(b), resolve(op) if op is not None else None,
+                                  tuple(tuple(dim_from_json(d) for d in shape) for shape in shapes))
+                       for a, b, op, shapes in data["constraints"]]
+        executable = cls(Signature.from_json(data["signature"]), code, list(data["symbols"]),
+                         dim_from_json(data["arena_bytes"]), list(data["op_names"]), constraints)
+        executable.op_resolver = op_resolver
+        return executable
 
     def _new_context(self) -> _CallContext:
         context = _CallContext(len(self.args), len(self.outputs), len(self.symbols))
@@ -141,11 +228,9 @@ class Executable:
     def reset_profile(self) -> None:
         self._profile[:] = 0
 
-    def _arg_spec(self, arg: ir.Value) -> ArgSpec:
-        is_ref = isinstance(arg.type, ir.RefType)
-        t = arg.type.tensor if is_ref else arg.type
-        spec = ArgSpec(arg.name_hint or "arg", t.elem, tuple(t.shape), is_ref)
-        for axis, d in enumerate(t.shape):
+    def _arg_spec(self, name: str, elem: ir.ElemType, shape: tuple, is_ref: bool) -> ArgSpec:
+        spec = ArgSpec(name, elem, tuple(shape), is_ref)
+        for axis, d in enumerate(shape):
             if isinstance(d, int):
                 continue
             if d.is_symbol() and dim_str(d) in self.symbols:
@@ -223,10 +308,10 @@ class Executable:
             for axis, fn, text in spec.checks:
                 lines.append(f"    if v{i}.shape[{axis}] != {self._python_dim(text)}: return None")
         out_names = []
-        for j, t in enumerate(self.function.result_types):
-            env[f"O{j}"] = t.elem.np_dtype
-            shape = ", ".join(self._python_dim(dim_str(d)) for d in t.shape)
-            lines.append(f"    o{j} = np_empty(({shape}{',' if len(t.shape) == 1 else ''}), O{j})")
+        for j, (elem, result_shape) in enumerate(self.signature.results):
+            env[f"O{j}"] = elem.np_dtype
+            shape = ", ".join(self._python_dim(dim_str(d)) for d in result_shape)
+            lines.append(f"    o{j} = np_empty(({shape}{',' if len(result_shape) == 1 else ''}), O{j})")
             out_names.append(f"o{j}")
         for i, name in enumerate(names):
             lines.append(f"    c = cache[{i}]")
@@ -312,14 +397,15 @@ class Executable:
     def _located_op(self, op_index: int):
         """The graph op an error blames, from the IR location of the top-level op (its name
         and file:line), when the caller gave no source op."""
-        ops = [op for op in self.function.body.ops if op.name != "return"]
-        loc = ops[op_index].loc if 0 <= op_index < len(ops) else None
-        if loc is None or not loc.name:
+        locations = self.signature.locations
+        loc = locations[op_index] if 0 <= op_index < len(locations) else None
+        if loc is None:
             return None
-        graph_op = self.op_resolver(loc.name) if self.op_resolver is not None else None
+        name, file, line = loc
+        graph_op = self.op_resolver(name) if self.op_resolver is not None else None
         if graph_op is not None:
             return graph_op
-        return _LocatedOp(loc.name, [(loc.file, loc.line, "?")] if loc.file else [])
+        return _LocatedOp(name, [(file, line, "?")] if file else [])
 
 
 class _LocatedOp:

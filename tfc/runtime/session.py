@@ -14,6 +14,7 @@ import logging
 import sys
 import threading
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
@@ -175,7 +176,8 @@ class BaseSession:
         self._last_key_by_fetches: dict = {}
         self._logged_ops: set = set()
         self._lock = threading.RLock()
-        self.stats = {"runs": 0, "compiles": 0, "cache_hits": 0}
+        # compiles: steps built (compiled, or loaded from the persistent step cache: step_cache_hits)
+        self.stats = {"runs": 0, "compiles": 0, "cache_hits": 0, "step_cache_hits": 0}
         if self._target and not self._target.startswith("local"):
             raise errors.UnimplementedError(None, None, f"Session target '{self._target}': distributed sessions "
                                                         "(grpc://) are not available in this build of tfc yet")
@@ -339,10 +341,20 @@ class BaseSession:
 
     # -- compilation -------------------------------------------------------------------------
     def _compile(self, key, fetch_tensors, target_ops, fed, feeds) -> CompiledStep:
+        from tfc.codegen.jit import cache_dir
         from tfc.compiler import compile_module
         from tfc.passes.lower import FeedSpec, lower_graph
 
         self._log_recompile(key)
+        step_key = None
+        if cache_dir():
+            from . import step_cache
+
+            step_key, pruned = step_cache.step_key(fetch_tensors, target_ops, fed, feeds, self._rng_seed)
+            if step_key is not None:
+                step = self._cached_step(step_key, key, pruned, fetch_tensors, target_ops, fed)
+                if step is not None:
+                    return step
         specs = [FeedSpec(t, t.dtype.base_dtype, feeds[t].shape) for t in fed]
         lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed)
         self._check_placement(lowered.ops)
@@ -350,8 +362,64 @@ class BaseSession:
         result = compile_module(lowered.module, constraints=lowered.constraints)
         result.executable.op_resolver = self._graph._nodes_by_name.get
         self.stats["compiles"] += 1
-        return CompiledStep(key, result.executable, lowered.feeds, lowered.refs, lowered.fetches, read_refs,
+        step = CompiledStep(key, result.executable, lowered.feeds, lowered.refs, lowered.fetches, read_refs,
                             written_refs, result)
+        if step_key is not None:
+            _store_step(step_key, step, target_ops)
+        return step
+
+    def _cached_step(self, step_key: str, key, pruned, fetch_tensors, target_ops, fed) -> Optional[CompiledStep]:
+        """The step stored under ``step_key`` by an earlier compile (this process or another),
+        or None: no entry, or one that does not fit (it is then compiled and rewritten)."""
+        from . import step_cache
+
+        entry = step_cache.load(step_key)
+        if entry is None:
+            return None
+        self._check_placement(pruned)  # what lowering would have checked
+        try:
+            step = self._step_from_entry(key, entry, fetch_tensors, target_ops, fed)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+            logger.info("tfc: ignoring the cached step %s: %s", step_key, e)
+            return None
+        if step is not None:
+            self.stats["compiles"] += 1
+            self.stats["step_cache_hits"] += 1
+        return step
+
+    def _step_from_entry(self, key, entry: tuple, fetch_tensors, target_ops, fed) -> Optional[CompiledStep]:
+        from tfc.codegen import jit
+        from tfc.codegen.parallel import jit_runtime
+        from tfc.passes.lower import RefSlot
+
+        from .executable import Executable
+
+        description, obj = entry
+        mapping = description["step"]
+        if (mapping["feeds"] != [t.name for t in fed] or mapping["fetches"] != [t.name for t in fetch_tensors]
+                or mapping["targets"] != [op.name for op in target_ops]):
+            return None
+        nodes = self._graph._nodes_by_name
+        refs = []
+        for kind, name, elem, shape, op_name, seed in mapping["refs"]:
+            op = nodes.get(op_name)
+            seed = tuple(int(s) for s in seed)
+            if op is None or kind not in ("variable", "rng") or (kind == "variable" and name != op_name):
+                return None
+            if kind == "rng" and tuple(self._rng_seed(op)) != seed:
+                return None
+            refs.append(RefSlot(kind, name, ir.TensorType(ir.ElemType(elem), tuple(int(d) for d in shape)), op, seed))
+        jit_runtime()  # the symbols the object links against
+        code = jit.load_object(obj, description["entry"])
+        if code is None:
+            return None
+        executable = Executable.from_description(description["executable"], code, nodes.get)
+        arg_types = [(spec.elem, spec.is_ref) for spec in executable.args]
+        expected = [(ir.ElemType(_feed_elem(t)), False) for t in fed] + [(slot.type.elem, True) for slot in refs]
+        if arg_types != expected or len(executable.outputs) != len(fetch_tensors):
+            return None
+        return CompiledStep(key, executable, list(fed), refs, list(fetch_tensors), set(mapping["read_refs"]),
+                            set(mapping["written_refs"]), None)
 
     def _rng_seed(self, op) -> tuple:
         seed = op._attrs.get("seed", 0) or 0
@@ -454,6 +522,31 @@ def _host_value(tensor, values: dict):
 
         return const_op_value(tensor.op)
     return values[tensor]
+
+
+def _feed_elem(tensor) -> str:
+    from tfc.passes.lower import ir_elem
+
+    return ir_elem(tensor.dtype.base_dtype).value
+
+
+def _store_step(step_key: str, step: CompiledStep, target_ops) -> None:
+    """Keep a compiled step in the persistent step cache (tfc/runtime/step_cache.py)."""
+    from . import step_cache
+
+    if any(slot.kind == "rng" and not (slot.op._attrs.get("seed") or slot.op._attrs.get("seed2"))
+           for slot in step.refs):
+        return  # the session drew this random op's seeds: no other session would hit
+    obj = step_cache.object_of(step.executable.code)
+    if obj is None:
+        return
+    mapping = {"feeds": [t.name for t in step.feeds], "fetches": [t.name for t in step.fetches],
+               "targets": [op.name for op in target_ops],
+               "refs": [[slot.kind, slot.name, slot.type.elem.value, [int(d) for d in slot.type.shape], slot.op.name,
+                         [int(s) for s in slot.seed]] for slot in step.refs],
+               "read_refs": sorted(step.read_refs), "written_refs": sorted(step.written_refs)}
+    step_cache.store(step_key, {"entry": "tfc_main", "executable": step.executable.describe(), "step": mapping},
+                     obj)
 
 
 def _ref_accesses(function: ir.Function) -> tuple:
