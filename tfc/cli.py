@@ -7,6 +7,7 @@ import os
 import re
 import runpy
 import sys
+import time
 import traceback
 
 
@@ -113,7 +114,7 @@ def _shape_text(shape) -> str:
     return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
 
 
-def _compile_for_dump(graph, fetch_names, feed_texts):
+def _compile_for_dump(graph, fetch_names, feed_texts, native: bool = False):
     from tfc.compiler import compile_module
     from tfc.passes.lower import FeedSpec, lower_graph, prune
 
@@ -131,10 +132,13 @@ def _compile_for_dump(graph, fetch_names, feed_texts):
                 raise SystemExit(f"tfc dump-ir: placeholder {op.name} has unknown rank; give it with --feed "
                                  f"{op.name}:f32[?,...]")
             specs[t] = FeedSpec(t, t.dtype.base_dtype, tuple(-1 if d is None else d for d in t.shape.as_list()))
+    started = time.perf_counter()
     lowered = lower_graph(tensors, ops, list(specs.values()))
+    lowering_seconds = time.perf_counter() - started
     stages = [("lower", str(lowered.module), lowered.module.op_count())]
-    result = compile_module(lowered.module, native=False,
+    result = compile_module(lowered.module, native=native, constraints=lowered.constraints,
                             dump=lambda name, module: stages.append((name, str(module), module.op_count())))
+    result.timings = {"lowering": lowering_seconds, **result.timings}
     return result, stages
 
 
@@ -151,7 +155,7 @@ def dump_ir(args) -> int:
     except re.error as e:
         raise SystemExit(f"tfc dump-ir: bad --passes regex {args.passes!r}: {e}") from None
     graph = _load_graph(args.input)
-    result, stages = _compile_for_dump(graph, args.fetch, args.feed or [])
+    result, stages = _compile_for_dump(graph, args.fetch, args.feed or [], native=args.timings)
     selected = [stages[0]]
     if args.after_all or args.passes:
         selected += [s for s in stages[1:] if pattern is None or pattern.search(s[0])]
@@ -170,7 +174,10 @@ def dump_ir(args) -> int:
         previous = (name, text, count)
     if args.fusion_report:
         out.write("// ----- fusion report -----\n" + result.fusion_report() + "\n")
-    out.write("// ----- pass timings -----\n" + result.report.table() + "\n")
+    if args.timings:
+        out.write("// ----- compile timings (dump hooks included) -----\n" + result.timing_table() + "\n")
+    else:
+        out.write("// ----- pass timings -----\n" + result.report.table() + "\n")
     if args.dump_to:
         _write_dumps(args.dump_to, stages)
         out.write(f"// wrote {len(stages)} stages to {args.dump_to}\n")
@@ -296,6 +303,9 @@ def main(argv=None) -> int:
     dump.add_argument("--passes", help="print only after passes whose stage name matches this regex")
     dump.add_argument("--diff", action="store_true", help="print unified diffs between printed stages")
     dump.add_argument("--fusion-report", action="store_true", help="print fused kernels and refusals")
+    dump.add_argument("--timings", action="store_true",
+                      help="compile to native code too and print where the compile time went (every phase, "
+                           "pass and the slowest kernels to emit)")
     dump.add_argument("--verify-each", action="store_true",
                       help="verify the IR after every pass (default: once, after the last pass)")
     dump.add_argument("--dump-to", help="write NNNN.<pass>.tfcir files and index.txt to this folder")

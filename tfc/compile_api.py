@@ -12,6 +12,7 @@ one call at a time, so every call sees and leaves consistent state.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Optional
 
 import numpy as np
@@ -56,6 +57,15 @@ class CompiledGraph:
 
     def fusion_report(self) -> str:
         return self.result.fusion_report()
+
+    @property
+    def timings(self) -> dict:
+        """Seconds per compile phase: lowering, passes, LLVM IR emission, LLVM optimisation,
+        machine code... (``timing_table()`` prints them with each pass and kernel)."""
+        return dict(self.result.timings)
+
+    def timing_table(self) -> str:
+        return self.result.timing_table()
 
     def profile(self, reset: bool = False) -> str:
         """Time per kernel over the calls so far (compiled with ``profile=True``), slowest
@@ -154,12 +164,15 @@ def compile(fetches, feeds=(), graph=None, session=None, freeze_variables: bool 
             raise ValueError(f"feed {tensor.name} has unknown rank: give the placeholder a shape to compile it")
         specs.append(FeedSpec(tensor, tensor.dtype.base_dtype,
                               tuple(-1 if d is None else d for d in tensor.shape.as_list())))
+    started = time.perf_counter()
     lowered = lower_graph(plan.tensors, plan.ops, specs)
+    lowering_seconds = time.perf_counter() - started
     if freeze_variables:
         _freeze(lowered, session)
     stages = [("lower", str(lowered.module))]
     result = compile_module(lowered.module, dump=lambda name, module: stages.append((name, str(module))),
                             constraints=lowered.constraints, native=native, profile=profile)
+    result.timings = {"lowering": lowering_seconds, **result.timings}
     return CompiledGraph(plan, feeds, lowered, result, stages, {}, None if freeze_variables else session)
 
 

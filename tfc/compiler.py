@@ -37,9 +37,40 @@ class CompileResult:
     llvm_ir: str
     timings: dict = field(default_factory=dict)
     fusion: object = None
+    kernels: dict = field(default_factory=dict)  # calls, emitted, distinct, slowest: [(seconds, what)]
 
     def fusion_report(self) -> str:
         return self.fusion.report() if self.fusion is not None else ""
+
+    def timing_table(self, slowest: int = 5) -> str:
+        """Where the compile time went: each phase, each pass, and the kernels that took
+        longest to emit (what ``tfc dump-ir --timings`` prints)."""
+        rows = [("lowering (graph -> IR)", self.timings["lowering"])] if "lowering" in self.timings else []
+        rows += [("passes", self.timings.get("passes", 0.0))]
+        records = getattr(self.report, "records", [])
+        rows += [(f"  {r.stage}", r.seconds) for r in records]
+        if records:
+            rows.append(("  verification, dump hooks", self.timings.get("passes", 0.0) - sum(r.seconds for r in records)))
+        rows += [(label, self.timings[key]) for key, label in TIMING_PHASES if key in self.timings]
+        total = sum(self.timings.get(key, 0.0) for key in ("lowering", "passes", *dict(TIMING_PHASES)))
+        width = max(len(name) for name, _ in rows + [("total", 0)])
+        lines = [f"{'phase'.ljust(width)}  {'ms':>9}", f"{'-' * width}  {'-' * 9}"]
+        lines += [f"{name.ljust(width)}  {seconds * 1e3:9.3f}" for name, seconds in rows]
+        lines += [f"{'-' * width}  {'-' * 9}", f"{'total'.ljust(width)}  {total * 1e3:9.3f}"]
+        if self.kernels:
+            k = self.kernels
+            lines.append(f"kernels: {k['calls']} calls, {k['emitted']} emitted, {k['distinct']} distinct "
+                         f"LLVM functions (identical kernels are shared)")
+            for seconds, what in k["slowest"][:slowest]:
+                lines.append(f"  {seconds * 1e3:8.3f} ms to emit  {what}")
+        return "\n".join(lines) + "\n"
+
+
+# (timings key, label) of the phases after the passes, in order
+TIMING_PHASES = (("codegen", "LLVM IR emission"), ("runtime", "runtime module (once per process)"),
+                 ("llvm_parse", "LLVM parse + verify"), ("llvm_opt", "LLVM optimisation"),
+                 ("llvm_codegen", "machine code (MCJIT)"), ("cache_load", "object cache load"),
+                 ("memory_cache", "in-process code cache"))
 
 
 def compile_module(module: ir.Module, dump: Optional[Callable] = None, constraints=(), source_ops=None,
@@ -86,13 +117,18 @@ def _compile_module(module, dump, constraints, source_ops, op_names, native, pro
     code = compile_ir(llvm_ir)
     timings.update(code.timings)
     top_ops = [op for op in function.body.ops if op.name != "return"]
+    emitted, distinct = program.kernel_counts
+    slowest = sorted(program.emission_seconds, key=lambda row: -row[1])
+    kernels = {"calls": sum(1 for op in top_ops if op.name not in ("constant", "read", "assign")),
+               "emitted": emitted, "distinct": distinct,
+               "slowest": [(seconds, _op_summary(top_ops[i])) for i, seconds in slowest[:10]]}
     names = op_names or [_op_label(op) for op in top_ops]
     executable = Executable(function, code, program.symbols, arena_bytes(function), names, constraints,
                             source_ops)
     if profile:
         executable.enable_profile(program.profile_kernels, [_op_summary(top_ops[i]) for _, i in
                                                             program.profile_kernels])
-    return CompileResult(module, executable, report, llvm_ir, timings, fusion)
+    return CompileResult(module, executable, report, llvm_ir, timings, fusion, kernels)
 
 
 def _op_summary(op: ir.Operation) -> str:

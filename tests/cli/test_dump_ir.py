@@ -54,3 +54,36 @@ def test_graph_def_input_with_feed_types(tmp_path, capsys):
     assert main(["dump-ir", str(path), "--fetch", "softmax", "--feed", "input:f32[?,3]"]) == 0
     out = capsys.readouterr().out
     assert "func @main(%input: f32[s0,3]) -> (f32[s0,2])" in out
+
+
+def test_timings_compile_natively_and_show_every_phase(capsys):
+    assert main(["dump-ir", MLP, "--fetch", "probabilities", "--timings"]) == 0
+    table = capsys.readouterr().out.split("// ----- compile timings (dump hooks included) -----\n")[1]
+    phases = [line.rsplit(None, 1)[0].strip() for line in table.splitlines()[2:] if line and line[0] != "-"
+              and not line.startswith(("kernels", "total"))]
+    assert phases[:2] == ["lowering (graph -> IR)", "passes"]
+    assert {"canonicalize.1", "fusion", "buffer_assign", "verification, dump hooks", "LLVM IR emission",
+            "LLVM optimisation", "machine code (MCJIT)"} <= set(phases)
+    assert "kernels: 3 calls, 3 emitted, 3 distinct LLVM functions (identical kernels are shared)" in table
+    assert "ms to emit  fusion[row]: add, reduce, sub, exp, div (probabilities @ mlp.py:18)" in table
+
+
+def test_compiled_graph_timings_name_each_phase():
+    import numpy as np
+    import tfc
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 8])
+        h = x
+        for _ in range(4):
+            h = tf.layers.dense(h, 8, activation=tf.nn.relu)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            compiled = tfc.compile(h, feeds=[x], session=sess)
+            timings = compiled.timings
+            assert compiled(np.ones((2, 8), np.float32)).shape == (2, 8)
+    assert list(timings)[:2] == ["lowering", "passes"]
+    assert {"codegen", "llvm_opt", "llvm_codegen"} <= set(timings) or "memory_cache" in timings
+    assert all(seconds >= 0 for seconds in timings.values())
+    # four identical dense layers: one emitted kernel for the first, one shared by the others
+    assert compiled.result.kernels["calls"] == 4 and compiled.result.kernels["distinct"] == 1

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -103,6 +104,7 @@ class Program:
         self._kernel_count = 0
         self._kernel_texts: dict = {}  # a kernel's LLVM text, its name blanked -> its function
         self._shared: dict = {}  # kernel_key -> SharedKernel
+        self.emission_seconds: list = []  # (op index, seconds) of each op whose kernel was emitted
         self._recording = self._recording_buffers = None  # kernels called while emitting one op
         self.check_sharing = os.environ.get(CHECK_SHARING_ENV) == "1"
         self._assign_buffers()
@@ -256,11 +258,13 @@ class Program:
             self._call(shared, params, index, shared.may_fail)
             return
         self._recording, self._recording_buffers = [], buffers
+        started = time.perf_counter()
         try:
             emit(self, index, op)
             recorded = self._recording
         finally:
             self._recording = self._recording_buffers = None
+        self.emission_seconds.append((index, time.perf_counter() - started))
         if len(recorded) != 1 or recorded[0].positions is None:
             return
         if shared is not None and recorded[0].fn is not shared.fn:
