@@ -148,7 +148,8 @@ WRONG_FIELDS = {
                                              "inputs[0].tf_shape[1] is 31, but inputs[0].shape[1] (the compiled dim) "
                                              "is 32"),
     "a TF shape of another rank": (("inputs", 0, "tf_shape", [None]),
-                                   "inputs[0].tf_shape has rank 1, but inputs[0].shape (the compiled shape) has rank 2"),
+                                   "inputs[0].tf_shape has rank 1, but inputs[0].shape (the compiled shape) has "
+                                   "rank 2"),
     "a constraint frame of two items": (("constraints", [{"dims": ["s0", "s1"], "message": "m", "op": None,
                                                           "defined_at": [["f.py", 3]]}]),
                                         "constraints[0].defined_at[0] must be a list of 3 items, got a list of 2 "

@@ -274,8 +274,9 @@ def _node(name: str, op: str, inputs=(), attrs: str = 'attr { key: "T" value { t
     return f'node {{ name: "{name}" op: "{op}" {listed} {attrs} }}\n'
 
 
-_MAX_POOL_ATTRS = ('attr { key: "T" value { type: DT_FLOAT } } attr { key: "ksize" value { list { i: 1 i: 3 i: 3 i: 1 } } }'
-                   ' attr { key: "strides" value { list { i: 1 i: 2 i: 2 i: 1 } } } '
+_MAX_POOL_ATTRS = ('attr { key: "T" value { type: DT_FLOAT } } '
+                   'attr { key: "ksize" value { list { i: 1 i: 3 i: 3 i: 1 } } } '
+                   'attr { key: "strides" value { list { i: 1 i: 2 i: 2 i: 1 } } } '
                    'attr { key: "padding" value { s: "VALID" } }')
 
 # Nodes whose inputs do not fit their op's signature (shape inference used to index past the
