@@ -204,6 +204,10 @@ class Program:
         from . import kernels
 
         entry = ll.Function(self.module, ll.FunctionType(I32, [I8P.as_pointer(), I64P]), name=self.entry_name)
+        # The entry is glue (buffer addresses, one call per kernel), linear in the program's
+        # size: LLVM compiles it without optimisation, so big programs do not pay O3 for it.
+        entry.attributes.add("optnone")
+        entry.attributes.add("noinline")
         b = ll.IRBuilder(entry.append_basic_block("entry"))
         args, dims = entry.args
         if self.external_constants:
