@@ -249,18 +249,15 @@ class Fusion(Pass):
         for op in reversed(body.ops):  # users come after their producers
             if op in grouped and op not in dead and all(user in dead for r in op.results for user in r.users):
                 dead.add(op)
-        kept = []
+        placed = []
         for op in body.ops:
             fusion = fusion_at.get(op)
             if fusion is not None:
                 fusion.parent = body
-                kept.append(fusion)
-            if op in dead:
-                op.parent = None
-                op.drop_references()
-            else:
-                kept.append(op)
-        body.ops = kept
+                placed.append(fusion)
+            placed.append(op)
+        body.ops = placed
+        body.erase_ops(dead)
 
     @staticmethod
     def _fusion_op(g: Group, members: list) -> ir.Operation:
