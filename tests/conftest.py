@@ -9,3 +9,7 @@ os.environ.setdefault("TFC_CHECK_KERNEL_SHARING", "1")
 # The compiler verifies the IR once, after its last pass; the suite verifies after every
 # pass (and use lists with it), so a pass that breaks the IR is named where it breaks it.
 os.environ.setdefault("TFC_VERIFY_EACH", "1")
+
+# The suite is hermetic: a user's persistent cache folder must not serve (or receive) the
+# tests' programs; the cache tests set TFC_CACHE_DIR themselves.
+os.environ.pop("TFC_CACHE_DIR", None)

@@ -9,10 +9,17 @@ Thread-safe: what one call writes (the slots array, the dims array, the temp are
 error record, the argument pointer cache) lives in a ``_CallContext`` taken from a free
 list for the call and put back after it, so threads run calls at the same time, each on
 its own context (the ctypes call releases the GIL). One thread reuses one context.
+
+An Executable needs no IR: a ``Signature`` (arguments, results, op locations) says all it
+needs of the function, and ``describe()`` / ``from_description()`` carry the rest as plain
+data, so the persistent step cache (tfc/runtime/step_cache.py) rebuilds one from disk.
 """
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import marshal
+import types
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
@@ -150,9 +157,9 @@ class Executable:
     them serialise their calls (Session.run does)."""
 
     def __init__(self, function, code, symbols: list, arena_bytes: Dim, op_names: Sequence[str],
-                 constraints: Sequence = (), source_ops: Optional[dict] = None):
+                 constraints: Sequence = (), source_ops: Optional[dict] = None, fast_path: Optional[bytes] = None):
         """``function``: the compiled ``ir.Function``, or its ``Signature`` (a program loaded
-        from the persistent cache has no IR)."""
+        from the persistent cache has no IR); ``fast_path``: see ``_generate_fast_path``."""
         if isinstance(function, Signature):
             self.function, self.signature = None, function
         else:
@@ -172,28 +179,37 @@ class Executable:
         self._arena_slot = len(self.args) + len(self.outputs)
         self._contexts: list = []  # every context made (for ``runs``)
         self._free: list = []  # the contexts no call is using; list.pop/append are atomic
-        self._fast = self._generate_fast_path()
+        self._fast = self._generate_fast_path(fast_path)
 
     # -- the plain description (the persistent step cache) -----------------------------------
     def describe(self) -> dict:
         """Everything but the code, as JSON-able data (``from_description`` rebuilds it);
         constraints name their graph op."""
+        locations = self.signature.locations
+        # an op's name is mostly its location's: null then
+        op_names = [None if i < len(locations) and locations[i] is not None and locations[i][0] == name else name
+                    for i, name in enumerate(self.op_names)]
         return {"signature": self.signature.to_json(), "symbols": self.symbols,
-                "arena_bytes": _dim_json(self.arena_bytes), "op_names": self.op_names,
+                "arena_bytes": _dim_json(self.arena_bytes), "op_names": op_names,
                 "constraints": [[_dim_json(c.a), _dim_json(c.b), getattr(c.op, "name", None),
                                  [[_dim_json(d) for d in shape] for shape in c.shapes]] for c in self.constraints]}
 
     @classmethod
-    def from_description(cls, data: dict, code, op_resolver: Optional[Callable[[str], object]] = None) -> "Executable":
-        """The executable ``describe`` described, running ``code``; constraint ops by name."""
+    def from_description(cls, data: dict, code, op_resolver: Optional[Callable[[str], object]] = None,
+                         fast_path: Optional[bytes] = None) -> "Executable":
+        """The executable ``describe`` described, running ``code``; constraint ops by name;
+        ``fast_path``: its ``fast_path_code()``, when kept."""
         from tfc.passes.lower import Constraint
 
         resolve = op_resolver or (lambda name: None)
         constraints = [Constraint(dim_from_json(a), dim_from_json(b), resolve(op) if op is not None else None,
                                   tuple(tuple(dim_from_json(d) for d in shape) for shape in shapes))
                        for a, b, op, shapes in data["constraints"]]
-        executable = cls(Signature.from_json(data["signature"]), code, list(data["symbols"]),
-                         dim_from_json(data["arena_bytes"]), list(data["op_names"]), constraints)
+        signature = Signature.from_json(data["signature"])
+        locations = signature.locations
+        op_names = [locations[i][0] if name is None else name for i, name in enumerate(data["op_names"])]
+        executable = cls(signature, code, list(data["symbols"]), dim_from_json(data["arena_bytes"]), op_names,
+                         constraints, fast_path=fast_path)
         executable.op_resolver = op_resolver
         return executable
 
@@ -278,10 +294,35 @@ class Executable:
                                 f"needs {expected} (shape {list(value.shape)} vs. "
                                 f"[{', '.join(dim_str(d) for d in spec.shape)}])")
 
-    def _generate_fast_path(self):
+    def _generate_fast_path(self, compiled: Optional[bytes] = None):
         """A Python function specialised to this program's signature: check the arguments
         (returning None on any mismatch, so ``run`` reports it with the slow, detailed
-        path), bind the symbols, allocate the outputs and fill the call's slots and dims."""
+        path), bind the symbols, allocate the outputs and fill the call's slots and dims.
+
+        ``compiled``: a ``fast_path_code()`` of an executable with this signature (the
+        step cache keeps it: compiling the source of a large signature takes ~30 ms); used
+        only when it was compiled from exactly this source."""
+        source, env = self._fast_path_source()
+        digest = hashlib.sha256(source.encode()).digest()
+        self._fast_digest = digest
+        if compiled is not None and compiled[:len(digest)] == digest:
+            try:
+                code = marshal.loads(compiled[len(digest):])
+            except (EOFError, ValueError, TypeError):
+                code = None
+            if isinstance(code, types.CodeType) and code.co_name == "fast":
+                return types.FunctionType(code, env, "fast")
+        namespace: dict = {}
+        exec(source, env, namespace)  # noqa: S102 - code generated from the program's own signature
+        return namespace["fast"]
+
+    def fast_path_code(self) -> bytes:
+        """The compiled fast path, for ``_generate_fast_path(compiled=...)`` in another process
+        (same Python: the step cache's key has its version)."""
+        return self._fast_digest + marshal.dumps(self._fast.__code__)
+
+    def _fast_path_source(self) -> tuple:
+        """(source of ``fast``, its globals)."""
         lines = ["def fast(values, slots, dims_array, cache):"]
         names = [f"v{i}" for i in range(len(self.args))]
         if names:
@@ -326,9 +367,7 @@ class Executable:
             lines.append(f"    dims_array[{k}] = {symbol}")
         symbols_tuple = ", ".join(symbol_names) + ("," if len(symbol_names) == 1 else "")
         lines.append(f"    return ({symbols_tuple}), [{', '.join(out_names)}]")
-        namespace: dict = {}
-        exec("\n".join(lines), env, namespace)  # noqa: S102 - code generated from the program's own signature
-        return namespace["fast"]
+        return "\n".join(lines), env
 
     def _python_dim(self, text: str) -> str:
         out = text

@@ -5,6 +5,10 @@ lowered, optimised and compiled once per distinct key (fetches, targets, fed ten
 their dtypes, ranks and which unknown dims are 1), then reused — a new batch size does
 not recompile. The session owns the variables' buffers (updated in place by the
 programs) and the state of random ops.
+
+With ``TFC_CACHE_DIR`` set, a compiled step is also kept on disk, keyed by its graph
+(tfc/runtime/step_cache.py): a later session or process with the same step loads it
+without lowering, passes or LLVM (``stats["step_cache_hits"]``).
 """
 from __future__ import annotations
 
@@ -350,11 +354,12 @@ class BaseSession:
         if cache_dir():
             from . import step_cache
 
-            step_key, pruned = step_cache.step_key(fetch_tensors, target_ops, fed, feeds, self._rng_seed)
-            if step_key is not None:
-                step = self._cached_step(step_key, key, pruned, fetch_tensors, target_ops, fed)
-                if step is not None:
-                    return step
+            with step_cache.gc_paused():
+                step_key, pruned = step_cache.step_key(fetch_tensors, target_ops, fed, feeds, self._rng_seed)
+                step = self._cached_step(step_key, key, pruned, fetch_tensors, target_ops, fed) \
+                    if step_key is not None else None
+            if step is not None:
+                return step
         specs = [FeedSpec(t, t.dtype.base_dtype, feeds[t].shape) for t in fed]
         lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed)
         self._check_placement(lowered.ops)
@@ -365,7 +370,8 @@ class BaseSession:
         step = CompiledStep(key, result.executable, lowered.feeds, lowered.refs, lowered.fetches, read_refs,
                             written_refs, result)
         if step_key is not None:
-            _store_step(step_key, step, target_ops)
+            with step_cache.gc_paused():
+                _store_step(step_key, step, target_ops)
         return step
 
     def _cached_step(self, step_key: str, key, pruned, fetch_tensors, target_ops, fed) -> Optional[CompiledStep]:
@@ -379,8 +385,8 @@ class BaseSession:
         self._check_placement(pruned)  # what lowering would have checked
         try:
             step = self._step_from_entry(key, entry, fetch_tensors, target_ops, fed)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
-            logger.info("tfc: ignoring the cached step %s: %s", step_key, e)
+        except Exception as e:  # noqa: BLE001 - an entry that cannot be rebuilt is compiled again
+            logger.info("tfc: ignoring the cached step %s: %s: %s", step_key, type(e).__name__, e)
             return None
         if step is not None:
             self.stats["compiles"] += 1
@@ -390,11 +396,11 @@ class BaseSession:
     def _step_from_entry(self, key, entry: tuple, fetch_tensors, target_ops, fed) -> Optional[CompiledStep]:
         from tfc.codegen import jit
         from tfc.codegen.parallel import jit_runtime
-        from tfc.passes.lower import RefSlot
+        from tfc.passes.lower import RefSlot, _tensor_hint, ir_elem
 
         from .executable import Executable
 
-        description, obj = entry
+        description, blobs = entry
         mapping = description["step"]
         if (mapping["feeds"] != [t.name for t in fed] or mapping["fetches"] != [t.name for t in fetch_tensors]
                 or mapping["targets"] != [op.name for op in target_ops]):
@@ -410,12 +416,13 @@ class BaseSession:
                 return None
             refs.append(RefSlot(kind, name, ir.TensorType(ir.ElemType(elem), tuple(int(d) for d in shape)), op, seed))
         jit_runtime()  # the symbols the object links against
-        code = jit.load_object(obj, description["entry"])
+        code = jit.load_object(blobs["object"], description["entry"])
         if code is None:
             return None
-        executable = Executable.from_description(description["executable"], code, nodes.get)
-        arg_types = [(spec.elem, spec.is_ref) for spec in executable.args]
-        expected = [(ir.ElemType(_feed_elem(t)), False) for t in fed] + [(slot.type.elem, True) for slot in refs]
+        executable = Executable.from_description(description["executable"], code, nodes.get, blobs.get("fast_path"))
+        arg_types = [(spec.name, spec.elem, spec.is_ref) for spec in executable.args]
+        expected = [(_tensor_hint(t), ir_elem(t.dtype), False) for t in fed] + \
+            [(slot.name, slot.type.elem, True) for slot in refs]
         if arg_types != expected or len(executable.outputs) != len(fetch_tensors):
             return None
         return CompiledStep(key, executable, list(fed), refs, list(fetch_tensors), set(mapping["read_refs"]),
@@ -524,12 +531,6 @@ def _host_value(tensor, values: dict):
     return values[tensor]
 
 
-def _feed_elem(tensor) -> str:
-    from tfc.passes.lower import ir_elem
-
-    return ir_elem(tensor.dtype.base_dtype).value
-
-
 def _store_step(step_key: str, step: CompiledStep, target_ops) -> None:
     """Keep a compiled step in the persistent step cache (tfc/runtime/step_cache.py)."""
     from . import step_cache
@@ -546,7 +547,7 @@ def _store_step(step_key: str, step: CompiledStep, target_ops) -> None:
                          [int(s) for s in slot.seed]] for slot in step.refs],
                "read_refs": sorted(step.read_refs), "written_refs": sorted(step.written_refs)}
     step_cache.store(step_key, {"entry": "tfc_main", "executable": step.executable.describe(), "step": mapping},
-                     obj)
+                     {"object": obj, "fast_path": step.executable.fast_path_code()})
 
 
 def _ref_accesses(function: ir.Function) -> tuple:

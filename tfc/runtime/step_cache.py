@@ -9,9 +9,9 @@ MCJIT engine.
 The key (sha256) covers, deliberately over-inclusively (a wrong hit is a silent wrong
 result):
 - the compiler: ``jit.compiler_version()``, the host target (triple, CPU, features), a
-  hash of the tfc package's source (a changed lowering or pass recompiles), numpy's and
-  Python's versions (constant folding runs numpy), the TFC_* environment variables other
-  than TFC_CACHE_DIR and TFC_NUM_THREADS (read at run time only), this module's FORMAT;
+  hash of the tfc package's source (a changed lowering or pass recompiles), the numpy,
+  protobuf and Python versions (constant folding runs numpy), the TFC_* environment
+  variables but TFC_CACHE_DIR and TFC_NUM_THREADS (read at run time only), FORMAT;
 - the step: fetched tensor names, target op names; each fed tensor in argument order
   (name, dtype, static shape, which run-time dims are 1 — what becomes its argument
   type) and the op producing it; every op of the pruned subgraph (``lower.prune``) in its
@@ -21,15 +21,23 @@ result):
   A step with an attribute of a type this module cannot encode exactly, or with an
   unseeded random op (the session draws its seeds at random), is not cached.
 
+Left out: where ops were created (file:line). It reaches no code, only error messages,
+and those blame the graph op of that name in the session's own graph. The key assumes
+that lowering reads nothing of the graph beyond the pruned ops and the fed tensors (and
+their producers): a lowering that looks further must widen ``step_key``.
+
 The value (one file ``<key>.step`` per key, written atomically with a checksum by
 ``jit.cache_store``): this module's header, a JSON description (the Executable's
 ``describe()``: signature, symbols, arena size, op names and locations, constraints;
 and the Session's mapping: feeds, fetches, targets and ref slots by graph name, the refs
-read and written), then the MCJIT object. An entry that cannot be read, fails its
-checksum or does not match the step is ignored (and rewritten by the compile that follows).
+read and written), then its blobs: the MCJIT object, and the Executable's compiled fast
+path (``fast_path_code()``: marshalled Python, used only if it matches the signature).
+An entry that cannot be read, fails its checksum or does not fit the step is ignored
+(and rewritten by the compile that follows).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import hashlib
@@ -49,6 +57,19 @@ _RUNTIME_ONLY_ENV = ("TFC_CACHE_DIR", "TFC_NUM_THREADS")
 
 class Uncacheable(Exception):
     """This step cannot be keyed exactly (it is compiled, and not cached)."""
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Python's cyclic collector off meanwhile: with a large graph in the heap, each full
+    collection that the key's tuples or the description's lists trigger costs tens of ms."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # -- the key --------------------------------------------------------------------------------
@@ -75,9 +96,14 @@ def _compiler_fingerprint() -> str:
     from tfc.codegen.jit import compiler_version
     from tfc.codegen.target import host_target
 
+    try:
+        from google.protobuf import __version__ as protobuf_version
+    except ImportError:  # pragma: no cover - protobuf is a dependency
+        protobuf_version = "?"
     target = host_target()
     return "\0".join([f"step format {FORMAT}", compiler_version(), target.triple, target.cpu, target.features,
-                      _source_hash(), f"numpy {np.__version__}", f"python {sys.version}"])
+                      _source_hash(), f"numpy {np.__version__}", f"protobuf {protobuf_version}",
+                      f"python {sys.version}"])
 
 
 def fingerprint() -> str:
@@ -164,13 +190,8 @@ def step_key(fetches, targets, fed, feed_arrays: dict, rng_seed) -> tuple:
     ``rng_seed(op)``: the seeds the session gives a random op."""
     from tfc.passes.lower import prune
 
-    paused = gc.isenabled()
-    gc.disable()  # the encoding allocates ~100k small tuples: no full collections meanwhile
-    try:
+    with gc_paused():  # the encoding allocates ~100k small tuples: no full collections meanwhile
         return _step_key(prune(fetches, targets, fed), fetches, targets, fed, feed_arrays, rng_seed)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _step_key(ops, fetches, targets, fed, feed_arrays: dict, rng_seed) -> tuple:
@@ -195,13 +216,16 @@ def _step_key(ops, fetches, targets, fed, feed_arrays: dict, rng_seed) -> tuple:
 
 
 # -- entries --------------------------------------------------------------------------------
-def encode_entry(description: dict, obj: bytes) -> bytes:
+def encode_entry(description: dict, blobs: dict) -> bytes:
+    """The header, the JSON description (which lists the blobs' names and sizes), the blobs."""
+    names = list(blobs)
+    description = dict(description, blobs=[[name, len(blobs[name])] for name in names])
     text = json.dumps(description, separators=(",", ":")).encode()
-    return _MAGIC + len(text).to_bytes(8, "little") + text + obj
+    return b"".join([_MAGIC, len(text).to_bytes(8, "little"), text] + [blobs[name] for name in names])
 
 
 def decode_entry(payload: bytes) -> Optional[tuple]:
-    """(description, object) of an entry, or None when it is not one of this format."""
+    """(description, {blob name: bytes}) of an entry, or None when it is not one of this format."""
     head = len(_MAGIC) + 8
     if len(payload) < head or not payload.startswith(_MAGIC):
         return None
@@ -210,15 +234,21 @@ def decode_entry(payload: bytes) -> Optional[tuple]:
         return None
     try:
         description = json.loads(payload[head:head + size])
-    except ValueError:
+        if not isinstance(description, dict) or description.get("format") != FORMAT:
+            return None
+        blobs, offset = {}, head + size
+        for name, length in description["blobs"]:
+            blobs[name] = payload[offset:offset + length]
+            offset += length
+    except (ValueError, TypeError, KeyError):
         return None
-    if not isinstance(description, dict) or description.get("format") != FORMAT:
+    if offset != len(payload):
         return None
-    return description, payload[head + size:]
+    return description, blobs
 
 
 def load(key: str) -> Optional[tuple]:
-    """(description, object) stored for ``key``, or None (missing, corrupt, other format)."""
+    """(description, blobs) stored for ``key``, or None (missing, corrupt, other format)."""
     from tfc.codegen import jit
 
     payload = jit.cache_load(key, suffix=SUFFIX)
@@ -230,11 +260,11 @@ def load(key: str) -> Optional[tuple]:
     return entry
 
 
-def store(key: str, description: dict, obj: bytes) -> None:
+def store(key: str, description: dict, blobs: dict) -> None:
     """Write the entry for ``key`` (atomically; failures are ignored, as for objects)."""
     from tfc.codegen import jit
 
-    jit.cache_store(key, encode_entry(dict(description, format=FORMAT, key=key), obj), suffix=SUFFIX)
+    jit.cache_store(key, encode_entry(dict(description, format=FORMAT, key=key), blobs), suffix=SUFFIX)
 
 
 def object_of(code) -> Optional[bytes]:
