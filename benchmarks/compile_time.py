@@ -57,7 +57,7 @@ LABELS = {**peers_mod.LABELS, CACHED: "tfc cached"}
 # What tfc's compile timings are shown as, in order (CompileResult.timings keys).
 BREAKDOWN = (("passes", "passes"), ("codegen", "LLVM IR emission"), ("runtime", "runtime"),
              ("llvm_parse", "LLVM parse"), ("llvm_opt", "LLVM opt"), ("llvm_codegen", "MCJIT"),
-             ("cache_load", "cache load"))
+             ("cache_load", "object cache load"), ("step_cache_load", "step cache load"))
 TOLERANCE = {"mlp": (1e-4, 0.0), "chain": (1e-3, 1e-30)}  # rtol, atol of the first step's value
 
 
@@ -104,10 +104,12 @@ def _tfc_details(session, known: set) -> dict:
     timings: dict = {}
     ir_ops = kernels = 0
     for key, step in session._cache.items():
-        if key in known or step.result is None:
+        if key in known:
             continue
-        for name, seconds in step.result.timings.items():
+        for name, seconds in step.timings.items():
             timings[name] = timings.get(name, 0.0) + seconds
+        if step.result is None:  # loaded from the step cache: no IR
+            continue
         report = step.result.report
         if report is not None and len(report):
             ir_ops += report[0].ops_before

@@ -17,6 +17,7 @@ import contextlib
 import logging
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -45,7 +46,8 @@ class CompiledStep:
     fetches: list  # fetched tensors in result order
     read_refs: set  # ref names whose old value the program reads
     written_refs: set  # ref names the program assigns
-    result: object = None  # the CompileResult (IR, reports)
+    result: object = None  # the CompileResult (IR, reports); None when loaded from the step cache
+    timings: dict = field(default_factory=dict)  # seconds: CompileResult.timings, or step_cache_load
     lock: threading.Lock = field(default_factory=threading.Lock)
     written_variables: list = field(default_factory=list)  # [(argument position, variable name)]
 
@@ -368,7 +370,7 @@ class BaseSession:
         result.executable.op_resolver = self._graph._nodes_by_name.get
         self.stats["compiles"] += 1
         step = CompiledStep(key, result.executable, lowered.feeds, lowered.refs, lowered.fetches, read_refs,
-                            written_refs, result)
+                            written_refs, result, dict(result.timings))
         if step_key is not None:
             with step_cache.gc_paused():
                 _store_step(step_key, step, target_ops)
@@ -379,6 +381,7 @@ class BaseSession:
         or None: no entry, or one that does not fit (it is then compiled and rewritten)."""
         from . import step_cache
 
+        started = time.perf_counter()
         entry = step_cache.load(step_key)
         if entry is None:
             return None
@@ -389,6 +392,7 @@ class BaseSession:
             logger.info("tfc: ignoring the cached step %s: %s: %s", step_key, type(e).__name__, e)
             return None
         if step is not None:
+            step.timings = {"step_cache_load": time.perf_counter() - started}
             self.stats["compiles"] += 1
             self.stats["step_cache_hits"] += 1
         return step
