@@ -135,3 +135,46 @@ def test_the_fuzzer_reproducer_of_predicate_clobbering():
             got = sess.run(z, {x: [[1, 5, 3], [4, 2, 6], [7, 8, 0], [2, 9, 9]],
                                w: np.arange(1, 13, dtype=np.float32).reshape(4, 3)})
     np.testing.assert_array_equal(got, [[1, 1], [5, 5], [9, 9], [0, 0]])
+
+
+def test_the_arena_covers_every_slot_when_sizes_are_symbolic():
+    # The fuzzer's crash: a conv result (64*s0-64 bytes) and the cumsum GEMM after it
+    # (another 64*s0-64) share the arena; its size came out as 64*s0-64, because
+    # "128*s0-128 >= 64*s0-64" cannot be shown term by term, and the GEMM wrote past the
+    # end of the arena (heap corruption, then an abort at exit).
+    import numpy as np
+
+    import tfc
+    import tfc.compat.v1 as tf
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2, None, 3, 3])
+        w = tf.constant(np.arange(48, dtype=np.float32).reshape(2, 2, 3, 4) / 48)
+        out = tf.cumsum(tf.nn.conv2d(x, w, strides=[1, 1, 1, 1], padding="VALID"), axis=-1)
+        compiled = tfc.compile(out, feeds=[x])
+    function = compiled.module.main
+    assert arena_bytes(function) == ir.parse_dim("128*s0-128")
+    ends = []
+    for op in function.body.ops:
+        for annotation in op.attrs.get("_buf", []):
+            if annotation.startswith("arena+"):
+                ends.append((ir.parse_dim(annotation[len("arena+"):]), op.results[0].type))
+    for s0 in range(1, 9):
+        total = _at(arena_bytes(function), s0)
+        for offset, t in ends:
+            assert _at(offset, s0) + 4 * _at(t.num_elements, s0) <= total
+    weights = np.arange(48, dtype=np.float32).reshape(2, 2, 3, 4) / 48
+    for height in (2, 5):
+        feed = np.random.default_rng(height).standard_normal((2, height, 3, 3)).astype(np.float32)
+        conv = np.zeros((2, height - 1, 2, 4))
+        for i in range(height - 1):
+            for j in range(2):
+                conv[:, i, j] = np.einsum("nhwc,hwco->no", feed[:, i:i + 2, j:j + 2], weights)
+        np.testing.assert_allclose(compiled(feed), np.cumsum(conv, axis=-1), rtol=1e-5, atol=1e-5)
+
+
+def _at(dim, s0: int) -> int:
+    """A dim expression's value at s0."""
+    from tfc.ir.dims import dim_str
+
+    return dim if isinstance(dim, int) else eval(dim_str(dim).replace("s0", str(s0)))  # noqa: S307 - a dim expression

@@ -397,22 +397,38 @@ def parse_buffer(annotation: str):
 
 
 def arena_bytes(function: ir.Function) -> Dim:
-    """The arena size a planned function needs: max over arena values of offset + size."""
-    total: Dim = 0
+    """The arena size a planned function needs: the sizes of its slots added up.
+
+    Slots lie one after another, each as large as the first value placed in it (a later
+    value fits: a smaller static size, or the same symbolic size), so grouping the arena
+    values by offset and adding up each group's largest size gives exactly the planned
+    total. (Taking the largest ``offset + size`` instead needs symbolic comparisons that
+    cannot be decided, e.g. ``128*s0-128`` vs ``64*s0-64``, and once picked the smaller:
+    the program then wrote past the end of its arena.)"""
+    slots: dict = {}  # offset text -> the largest value size at that offset
     for op in function.body.ops:
         for result, annotation in zip(op.results, op.attrs.get("_buf", [])):
             kind, offset = parse_buffer(annotation)
             if kind == "arena":
-                end = dim_add(offset, _aligned(value_bytes(result.type)))
-                total = end if total == 0 else _dim_max(total, end)
+                size = _aligned(value_bytes(result.type))
+                key = dim_str(offset)
+                slots[key] = size if key not in slots else _larger(slots[key], size)
+    total: Dim = 0
+    for size in slots.values():
+        total = dim_add(total, size)
     return total
 
 
-def _dim_max(a: Dim, b: Dim) -> Dim:
+def _larger(a: Dim, b: Dim) -> Dim:
+    """The larger of two sizes that share a slot (one of them when they are equal or one
+    provably dominates; their sum, a safe bound, otherwise)."""
     if isinstance(a, int) and isinstance(b, int):
         return max(a, b)
-    # Offsets are sums of earlier slot sizes, so the later slot's end dominates.
-    return b if _dominates(b, a) else a
+    if _dominates(a, b):
+        return a
+    if _dominates(b, a):
+        return b
+    return dim_add(a, b)
 
 
 def _dominates(a: Dim, b: Dim) -> bool:
