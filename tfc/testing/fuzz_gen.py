@@ -533,10 +533,8 @@ def step_dynamic_shape(g: Gen) -> int:
     return g.add("dynamic", [x, g.leaf(t.dtype if fn == "zeros_like" else FLOAT, shape, static)], fn=fn)
 
 
-# atan2: TF 1.15's gradient does not sum over broadcast dims (tf.gradients raises "Incompatible
-# shapes between op input and calculated input gradient"), and tfc keeps TF 1.15's gradient
 NOT_DIFFERENTIABLE = {"floor", "ceil", "round", "sign", "to_int", "to_float", "is_nan", "gt_float", "ieq_float",
-                      "argmax", "argmin", "atan2"}
+                      "argmax", "argmin"}
 
 
 def _differentiable_paths(g: Gen, y: int) -> list:

@@ -901,11 +901,18 @@ def _squared_difference_grad(op, grad):
 
 
 def _atan2_grad(op, grad):
-    """grad * x / (x^2 + y^2), grad * -y / (x^2 + y^2) (TF does not reduce broadcasting here)."""
+    """grad * x / (x^2 + y^2), grad * -y / (x^2 + y^2), each summed back to its input's
+    shape when the op broadcast (as TF 2.x does; TF 1.15 raised there)."""
     y, x = op.inputs
     with _control_dependencies([grad]):
         grad_inv = grad / (square(x) + square(y))
-        return x * grad_inv, -y * grad_inv
+        gy = x * grad_inv
+        gx = -y * grad_inv
+        if _shapes_fully_specified_and_equal(y, x, grad):
+            return gy, gx
+        sy, sx = array_ops.shape(y), array_ops.shape(x)
+        ry, rx = _broadcast_gradient_args(sy, sx)
+        return array_ops.reshape(reduce_sum(gy, ry), sy), array_ops.reshape(reduce_sum(gx, rx), sx)
 
 
 _BINARY_GRAD = {
