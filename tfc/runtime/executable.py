@@ -42,17 +42,16 @@ def _compile_dim(d: Dim, symbols: list):
     """A Python function of the symbol values tuple computing dim ``d``."""
     if isinstance(d, int):
         return lambda values, d=d: d
-    names = {name: f"v[{i}]" for i, name in enumerate(symbols)}
-    text = dim_str(d)
-    for name in sorted(names, key=len, reverse=True):
-        text = _replace_symbol(text, name, names[name])
+    text = _rename_symbols(dim_str(d), {name: f"v[{i}]" for i, name in enumerate(symbols)})
     return eval(f"lambda v: {text}")  # noqa: S307 - text is generated from a canonical dim expression
 
 
-def _replace_symbol(text: str, name: str, replacement: str) -> str:
+def _rename_symbols(text: str, names: dict) -> str:
+    """``text`` with every symbol renamed at once (renaming one after another turned
+    ``s10`` into ``s3`` and then, as symbol s3, into ``s1``: a wrong output shape)."""
     import re
 
-    return re.sub(rf"\b{name}\b", replacement, text)
+    return re.sub(r"\b[A-Za-z_][A-Za-z_0-9]*\b", lambda m: names.get(m.group(0), m.group(0)), text)
 
 
 @dataclass
@@ -370,10 +369,7 @@ class Executable:
         return "\n".join(lines), env
 
     def _python_dim(self, text: str) -> str:
-        out = text
-        for name in sorted(self.symbols, key=len, reverse=True):
-            out = _replace_symbol(out, name, f"s{self.symbols.index(name)}")
-        return out
+        return _rename_symbols(text, {name: f"s{i}" for i, name in enumerate(self.symbols)})
 
     def run(self, values: Sequence[np.ndarray]) -> list:
         """One call on one array per function argument; returns the output arrays."""
