@@ -34,10 +34,15 @@ class CompileResult:
     module: ir.Module
     executable: object
     report: object
-    llvm_ir: str
+    program: object  # the codegen Program (None without native code)
     timings: dict = field(default_factory=dict)
     fusion: object = None
     kernels: dict = field(default_factory=dict)  # calls, emitted, distinct, slowest: [(seconds, what)]
+
+    @property
+    def llvm_ir(self) -> str:
+        """The program's LLVM IR, one module (before LLVM's optimisation)."""
+        return str(self.program.module) if self.program is not None else ""
 
     def fusion_report(self) -> str:
         return self.fusion.report() if self.fusion is not None else ""
@@ -51,7 +56,11 @@ class CompileResult:
         rows += [(f"  {r.stage}", r.seconds) for r in records]
         if records:
             rows.append(("  verification, dump hooks", self.timings.get("passes", 0.0) - sum(r.seconds for r in records)))
-        rows += [(label, self.timings[key]) for key, label in TIMING_PHASES if key in self.timings]
+        for key, label in TIMING_PHASES:
+            if key in self.timings:
+                rows.append((label, self.timings[key]))
+            if key == "llvm_units" and key in self.timings:
+                rows += [(f"  {label}", self.timings[k]) for k, label in UNIT_PHASES if k in self.timings]
         total = sum(self.timings.get(key, 0.0) for key in ("lowering", "passes", *dict(TIMING_PHASES)))
         width = max(len(name) for name, _ in rows + [("total", 0)])
         lines = [f"{'phase'.ljust(width)}  {'ms':>9}", f"{'-' * width}  {'-' * 9}"]
@@ -63,14 +72,23 @@ class CompileResult:
                          f"LLVM functions (identical kernels are shared)")
             for seconds, what in k["slowest"][:slowest]:
                 lines.append(f"  {seconds * 1e3:8.3f} ms to emit  {what}")
+            if "units" in k:
+                units, compiled = k["units"]
+                lines.append(f"compile units: {units} ({compiled} compiled by LLVM, the others found in a cache)")
+                for seconds, what in k["slowest_units"][:slowest]:
+                    lines.append(f"  {seconds * 1e3:8.3f} ms in LLVM  {what}")
         return "\n".join(lines) + "\n"
 
 
-# (timings key, label) of the phases after the passes, in order
+# (timings key, label) of the phases after the passes, in order; wall-clock seconds
 TIMING_PHASES = (("codegen", "LLVM IR emission"), ("runtime", "runtime module (once per process)"),
                  ("llvm_parse", "LLVM parse + verify"), ("llvm_opt", "LLVM optimisation"),
-                 ("llvm_codegen", "machine code (MCJIT)"), ("cache_load", "object cache load"),
+                 ("llvm_codegen", "machine code (MCJIT)"), ("llvm_units", "LLVM, compile units (wall)"),
+                 ("llvm_link", "MCJIT link"), ("cache_load", "object cache load"),
                  ("memory_cache", "in-process code cache"))
+# the compile threads' seconds, summed over units (shown under llvm_units, not in the total)
+UNIT_PHASES = (("unit_parse", "parse + verify (thread s)"), ("unit_opt", "optimisation (thread s)"),
+               ("unit_codegen", "instruction selection (thread s)"))
 
 
 def compile_module(module: ir.Module, dump: Optional[Callable] = None, constraints=(), source_ops=None,
@@ -90,7 +108,7 @@ def compile_module(module: ir.Module, dump: Optional[Callable] = None, constrain
 
 
 def _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify) -> CompileResult:
-    from tfc.codegen.jit import compile_ir
+    from tfc.codegen.jit import compile_ir, compile_units
     from tfc.codegen.program import Program
     from tfc.passes.buffer_assign import arena_bytes
     from tfc.passes.fusion import Fusion
@@ -104,17 +122,23 @@ def _compile_module(module, dump, constraints, source_ops, op_names, native, pro
     function = module.main
     fusion = next((p for p in pipeline if isinstance(p, Fusion)), None)
     if not native:
-        return CompileResult(module, None, report, "", timings, fusion)
-    start = time.perf_counter()
-    program = Program(function, profile=profile)
-    llvm_ir = program.emit()
-    timings["codegen"] = time.perf_counter() - start
+        return CompileResult(module, None, report, None, timings, fusion)
     from tfc.codegen.parallel import jit_runtime
+    from tfc.codegen.units import Splitter
 
     start = time.perf_counter()
-    jit_runtime()
+    jit_runtime()  # the symbols programs link against (once per process)
     timings["runtime"] = time.perf_counter() - start
-    code = compile_ir(llvm_ir)
+    start = time.perf_counter()
+    program = Program(function, profile=profile)
+    splitter = Splitter(program.module, program.entry_name)
+    program.build()
+    units = splitter.finish()
+    timings["codegen"] = time.perf_counter() - start
+    if units is None:
+        code = compile_ir(str(program.module))
+    else:
+        code = compile_units(units, program.entry_name)
     timings.update(code.timings)
     top_ops = [op for op in function.body.ops if op.name != "return"]
     emitted, distinct = program.kernel_counts
@@ -122,13 +146,25 @@ def _compile_module(module, dump, constraints, source_ops, op_names, native, pro
     kernels = {"calls": sum(1 for op in top_ops if op.name not in ("constant", "read", "assign")),
                "emitted": emitted, "distinct": distinct,
                "slowest": [(seconds, _op_summary(top_ops[i])) for i, seconds in slowest[:10]]}
+    if units is not None:
+        kernel_names = {symbol: name for name, symbol in splitter.renamed.items()}
+
+        def unit_summary(name: str) -> str:
+            if name == program.entry_name:
+                return f"{name} (the entry: glue, one call per kernel)"
+            index = program.kernel_ops.get(kernel_names.get(name))
+            return _op_summary(top_ops[index]) if index is not None else name
+
+        kernels["units"] = code.units
+        kernels["slowest_units"] = [(seconds, unit_summary(name)) for name, seconds in
+                                    sorted(code.unit_seconds, key=lambda row: -row[1])[:10]]
     names = op_names or [_op_label(op) for op in top_ops]
     executable = Executable(function, code, program.symbols, arena_bytes(function), names, constraints,
                             source_ops)
     if profile:
         executable.enable_profile(program.profile_kernels, [_op_summary(top_ops[i]) for _, i in
                                                             program.profile_kernels])
-    return CompileResult(module, executable, report, llvm_ir, timings, fusion, kernels)
+    return CompileResult(module, executable, report, program, timings, fusion, kernels)
 
 
 def _op_summary(op: ir.Operation) -> str:

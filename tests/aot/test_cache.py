@@ -22,21 +22,27 @@ def _compile_small():
 def test_the_jit_loads_cached_objects(tmp_path, monkeypatch):
     jit_runtime()  # the once-per-process runtime module is not this test's entry
     monkeypatch.setenv("TFC_CACHE_DIR", str(tmp_path))
+    jit.clear_unit_cache()
     x = np.random.RandomState(0).randn(3, 8).astype(np.float32)
     first = _compile_small()
-    assert not first.result.executable.code.cached
+    code = first.result.executable.code
+    assert not code.cached and code.units == (2, 2)  # the entry, one fusion (matmul, tanh, * 3)
     entries = sorted(os.listdir(tmp_path))
-    assert len(entries) == 1 and entries[0].endswith(".o")  # written atomically: no temp files left
+    assert len(entries) == 2 and all(e.endswith(".o") for e in entries)  # written atomically: no temp files
+    jit.clear_unit_cache()  # from here on, objects come from the folder only
     second = _compile_small()
-    assert second.result.executable.code.cached and "cache_load" in second.result.timings
+    code = second.result.executable.code
+    assert code.cached and code.units == (2, 0) and "cache_load" in second.result.timings
     np.testing.assert_array_equal(second(x), first(x))
-    # A damaged entry is ignored and replaced.
+    # A damaged entry is ignored, its unit compiled again and the entry rewritten.
     path = tmp_path / entries[0]
     path.write_bytes(path.read_bytes()[:-10])
+    jit.clear_unit_cache()
     third = _compile_small()
-    assert not third.result.executable.code.cached
+    assert third.result.executable.code.units == (2, 1)
     np.testing.assert_array_equal(third(x), first(x))
-    assert _compile_small().result.executable.code.cached
+    jit.clear_unit_cache()
+    assert _compile_small().result.executable.code.units == (2, 0)
 
 
 def test_keys_cover_the_target_and_the_object_kind():

@@ -62,7 +62,7 @@ def test_tiny_compile_run_prints_first_steps_breakdown_and_json(tmp_path, capsys
         for result in (fresh, cached):
             assert result["value_ok"] and result["first_s"] > 0 and result["steady_s"] > 0
             assert result["build_s"] > 0 and result["graph_ops"] == fresh["graph_ops"]
-        assert {"passes", "codegen", "llvm_opt", "llvm_codegen"} <= set(fresh["timings"])
+        assert {"passes", "codegen", "llvm_units", "llvm_link", "unit_opt", "unit_codegen"} <= set(fresh["timings"])
         assert "step_cache_load" in cached["timings"] and "llvm_opt" not in cached["timings"]
         assert fresh["ir_ops"] > 0 and fresh["top_level_ops"] > 0
 

@@ -33,12 +33,17 @@ CACHE_FORMAT = 1  # bump when what goes into an object changes without the LLVM 
 _CACHE_MAGIC = b"TFCOBJ1\n"
 
 
-def optimize(module, target_machine, speed_level: int = 3) -> None:
-    """Run LLVM's default -O<speed_level> pipeline (loop and SLP vectorisers on)."""
+def pass_builder(target_machine, speed_level: int = 3):
+    """A pass builder for LLVM's default -O<speed_level> pipeline (loop and SLP vectorisers on)."""
     options = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     options.loop_vectorization = True
     options.slp_vectorization = True
-    builder = llvm.create_pass_builder(target_machine, options)
+    return llvm.create_pass_builder(target_machine, options)
+
+
+def optimize(module, target_machine, speed_level: int = 3) -> None:
+    """Run LLVM's default -O<speed_level> pipeline on ``module``."""
+    builder = pass_builder(target_machine, speed_level)
     builder.getModulePassManager().run(module, builder)
 
 
@@ -125,7 +130,9 @@ class CompiledCode:
     timings: dict = field(default_factory=dict)
     optimized_ir: str = ""
     cached: bool = False  # loaded from the persistent cache
-    object_key: Optional[str] = None  # the persistent cache's key of this code's object file, when it has one
+    object_keys: list = field(default_factory=list)  # the persistent cache's keys of this code's object files
+    units: tuple = (1, 1)  # (compile units, units compiled by LLVM rather than found in a cache)
+    unit_seconds: list = field(default_factory=list)  # (unit name, LLVM seconds) of the units compiled
 
 
 # -- the in-process code cache ------------------------------------------------------------------
@@ -185,9 +192,9 @@ def compile_ir(llvm_ir: str, entry_name: str = "tfc_main", target: Target = None
         key = cache_key(llvm_ir, target, "mcjit" if ir_passes else "mcjit-codegen-only")
         payload = cache_load(key)
         if payload is not None:
-            code = _load_object(payload, entry_name, target)
+            code = load_object(payload, entry_name, target)
             if code is not None:
-                code.object_key = key
+                code.object_keys = [key]
                 return code
     elif use_cache and not keep_optimized_ir and _shareable(llvm_ir):
         memory_key = cache_key(llvm_ir, target, "mcjit" if ir_passes else "mcjit-codegen-only")
@@ -224,30 +231,159 @@ def compile_ir(llvm_ir: str, entry_name: str = "tfc_main", target: Target = None
     entry = ENTRY_SIGNATURE(address)
     code = CompiledCode(engine, entry, timings, str(module) if keep_optimized_ir else "")
     if stored:
-        code.object_key = key
+        code.object_keys = [key]
     if memory_key is not None:
         _memory_store(memory_key, entry_name, code, len(llvm_ir))
     return code
 
 
-def load_object(payload: bytes, entry_name: str = "tfc_main", target: Target = None) -> Optional[CompiledCode]:
-    """An engine running an object file MCJIT made (``CompiledCode.object_key``'s entry), or
-    None when it does not provide ``entry_name``. Symbols the object imports from the JIT
-    runtime must be registered first (``tfc.codegen.parallel.jit_runtime()``)."""
-    return _load_object(payload, entry_name, target or host_target())
+def load_object(payload, entry_name: str = "tfc_main", target: Target = None) -> Optional[CompiledCode]:
+    """An engine running an object file MCJIT made (``CompiledCode.object_keys``' entries; one
+    payload, or a list of them, linked together), or None when they do not provide
+    ``entry_name``. Symbols the objects import from the JIT runtime must be registered
+    first (``tfc.codegen.parallel.jit_runtime()``)."""
+    payloads = [payload] if isinstance(payload, (bytes, bytearray)) else list(payload)
+    code = _link(payloads, entry_name, target or host_target())
+    if code is not None:
+        code.timings = {"cache_load": code.timings["llvm_link"]}
+        code.cached = True
+    return code
 
 
-def _load_object(payload: bytes, entry_name: str, target: Target) -> Optional[CompiledCode]:
-    """An engine running a cached object file, or None when it does not provide the entry."""
+def _link(payloads: list, entry_name: str, target: Target) -> Optional[CompiledCode]:
+    """One MCJIT engine with ``payloads`` loaded and linked, or None without ``entry_name``."""
     start = time.perf_counter()
     machine = target.target_machine(opt=3, jit=True)
     empty = llvm.parse_assembly("")
     empty.triple = target.triple
     empty.data_layout = str(machine.target_data)
     engine = llvm.create_mcjit_compiler(empty, machine)
-    engine.add_object_file(llvm.ObjectFileRef.from_data(payload))
+    for payload in payloads:
+        engine.add_object_file(llvm.ObjectFileRef.from_data(payload))
     engine.finalize_object()
     address = engine.get_function_address(entry_name)
     if not address:
         return None
-    return CompiledCode(engine, ENTRY_SIGNATURE(address), {"cache_load": time.perf_counter() - start}, "", True)
+    return CompiledCode(engine, ENTRY_SIGNATURE(address), {"llvm_link": time.perf_counter() - start})
+
+
+# -- programs compiled as separate units (units.py) ---------------------------------------------
+# Unit objects compiled in this process, by cache key: a later program with some of the same
+# kernels (another graph of the same layers, a changed graph) compiles only the others.
+UNIT_CACHE_BYTES = 64 << 20
+_unit_objects: "collections.OrderedDict[str, bytes]" = collections.OrderedDict()
+_unit_objects_lock = threading.Lock()
+
+
+def _unit_kind(unit) -> str:
+    return "unit-O3" if unit.optimize else "unit-O0"
+
+
+def _unit_lookup(key: str) -> Optional[bytes]:
+    with _unit_objects_lock:
+        payload = _unit_objects.get(key)
+        if payload is not None:
+            _unit_objects.move_to_end(key)
+        return payload
+
+
+def _unit_store(key: str, payload: bytes) -> None:
+    with _unit_objects_lock:
+        _unit_objects[key] = payload
+        total = sum(len(p) for p in _unit_objects.values())
+        while total > UNIT_CACHE_BYTES and len(_unit_objects) > 1:
+            _, dropped = _unit_objects.popitem(last=False)
+            total -= len(dropped)
+
+
+def clear_unit_cache() -> None:
+    with _unit_objects_lock:
+        _unit_objects.clear()
+
+
+class UnitBuild:
+    """One program's units on their way to machine code: ``add`` a unit as soon as it is
+    complete (its object comes from the in-process unit cache, the persistent cache
+    (``TFC_CACHE_DIR``), or LLVM on the compile threads: objects.py), then ``link`` them
+    into one MCJIT engine. Timings: ``llvm_units`` (how long ``link`` waited for the
+    threads), ``llvm_link``, and the threads' seconds summed over units: ``unit_parse``,
+    ``unit_opt``, ``unit_codegen``. ``CompiledCode.units``: (units, compiled by LLVM);
+    ``CompiledCode.unit_seconds``: (unit name, seconds) of each unit LLVM compiled."""
+
+    def __init__(self, target: Target = None, use_cache: bool = True):
+        self.target = target or host_target()
+        self.use_cache = use_cache
+        self.directory = cache_dir() if use_cache else None
+        self.units: list = []
+        self.keys: list = []
+        self.objects: list = []  # bytes, or a Future of (bytes, timings)
+        self.disk_seconds = None  # loading objects from the persistent cache
+
+    def add(self, unit) -> None:
+        from .objects import compile_object, compile_pool
+
+        key = cache_key(unit.text, self.target, _unit_kind(unit))
+        payload = _unit_lookup(key) if self.use_cache else None
+        if payload is not None and self.directory and not os.path.exists(_cache_path(self.directory, key)):
+            cache_store(key, payload, self.directory)  # compiled before the folder was set
+        if payload is None and self.directory:
+            started = time.perf_counter()
+            payload = cache_load(key, self.directory)
+            if payload is not None:
+                self.disk_seconds = (self.disk_seconds or 0.0) + time.perf_counter() - started
+                _unit_store(key, payload)
+        if payload is None:
+            payload = compile_pool().submit(compile_object, unit.text, self.target, unit.optimize,
+                                            3 if unit.optimize else 0)
+        self.units.append(unit)
+        self.keys.append(key)
+        self.objects.append(payload)
+
+    def link(self, entry_name: str) -> CompiledCode:
+        """The engine running the units (the entry among them): waits for their objects."""
+        program_key = hashlib.sha256("\0".join(self.keys).encode()).hexdigest()
+        entry = next(unit for unit in self.units if unit.name == entry_name)
+        shareable = self.use_cache and not self.directory and _MUTABLE_GLOBAL.search(entry.text) is None
+        started = time.perf_counter()
+        timings = {"unit_parse": 0.0, "unit_opt": 0.0, "unit_codegen": 0.0}
+        unit_seconds = []
+        payloads = []
+        for unit, key, payload in zip(self.units, self.keys, self.objects):
+            if not isinstance(payload, bytes):
+                payload, unit_timings = payload.result()
+                unit_seconds.append((unit.name, sum(unit_timings.values())))
+                for phase, seconds in unit_timings.items():
+                    timings[phase.replace("llvm_", "unit_")] += seconds
+                if self.use_cache:
+                    _unit_store(key, payload)
+                    if self.directory:
+                        cache_store(key, payload, self.directory)
+            payloads.append(payload)
+        timings["llvm_units"] = time.perf_counter() - started
+        if shareable:
+            code = _memory_lookup(program_key, entry_name)
+            if code is not None:
+                return code
+        code = _link(payloads, entry_name, self.target)
+        if code is None:
+            raise RuntimeError(f"entry point {entry_name} was not compiled")
+        code.timings = dict(timings, llvm_link=code.timings["llvm_link"])
+        if self.disk_seconds is not None:
+            code.timings["cache_load"] = self.disk_seconds
+        code.units = (len(self.units), len(unit_seconds))
+        code.cached = not unit_seconds  # every object came from a cache
+        code.unit_seconds = unit_seconds
+        if self.directory:
+            code.object_keys = list(self.keys)
+        if shareable:
+            _memory_store(program_key, entry_name, code, sum(len(unit.text) for unit in self.units))
+        return code
+
+
+def compile_units(units: list, entry_name: str = "tfc_main", target: Target = None,
+                  use_cache: bool = True) -> CompiledCode:
+    """Compile a program split into units (``units.split_program``), the longest first."""
+    build = UnitBuild(target, use_cache)
+    for unit in sorted(units, key=lambda unit: -len(unit.text)):
+        build.add(unit)
+    return build.link(entry_name)

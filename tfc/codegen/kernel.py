@@ -95,6 +95,10 @@ class Kernel:
         self._pointers[value] = typed
         return typed
 
+    def param(self, buffer: tuple):
+        """The i8* parameter of ``buffer`` (one of ``params``, e.g. ``Program.data_buffer``'s)."""
+        return self.fn.args[self.params.index(buffer)]
+
     def parallel_range(self, extent, work_per_index=1) -> tuple:
         """(begin, end) of this kernel's share of an outermost loop of ``extent`` (a Dim).
 

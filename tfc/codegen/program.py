@@ -99,12 +99,15 @@ class Program:
         self.num_slots = self.error_slot + (2 if external_constants else 1)
         self._buffers: dict = {}
         self._constants: dict = {}  # id(op) or content -> private global, or byte offset in the weights
+        self._data: dict = {}  # content -> private global (data_buffer)
+        self.constant_ops: dict = {}  # id(op) -> the constant op of a ("const", id) buffer
         self._external: list = []  # (offset, array, op) of constants read through the weights pointer
         self._weights_size = 0
         self._kernel_count = 0
         self._kernel_texts: dict = {}  # a kernel's LLVM text, its name blanked -> its function
         self._shared: dict = {}  # kernel_key -> SharedKernel
         self.emission_seconds: list = []  # (op index, seconds) of each op whose kernel was emitted
+        self.kernel_ops: dict = {}  # kernel function name -> the index of the first op calling it
         self._recording = self._recording_buffers = None  # kernels called while emitting one op
         self.check_sharing = os.environ.get(CHECK_SHARING_ENV) == "1"
         self._assign_buffers()
@@ -123,6 +126,7 @@ class Program:
                     self._buffers[result] = self._buffers[op.operands[0]]
                 elif kind == "const":
                     self._buffers[result] = ("const", id(op))
+                    self.constant_ops[id(op)] = op
                 elif kind == "out":
                     self._buffers[result] = ("out", where)
                 elif kind == "ref":
@@ -144,6 +148,22 @@ class Program:
                 base = kernel._weights_base = kernel.pro.inttoptr(address, I8P, name="weights")
             return kernel.pro.bitcast(kernel.pro.gep(base, [const_i64(where)], inbounds=True), elem_pointer)
         return kernel.pro.bitcast(where, elem_pointer)
+
+    def data_buffer(self, array: np.ndarray) -> tuple:
+        """A buffer holding ``array`` (a small private constant of the module, shared by
+        equal contents) to pass a kernel as a parameter: values that would otherwise be
+        compiled into the kernel, making every instance a different kernel."""
+        content = (array.dtype.str, array.shape, array.tobytes())
+        if content not in self._data:
+            data = bytearray(content[2]) or bytearray(1)
+            byte_array = ll.ArrayType(I8, len(data))
+            where = ll.GlobalVariable(self.module, byte_array, name=f"data.{len(self._data)}")
+            where.linkage = "private"
+            where.global_constant = True
+            where.align = 16
+            where.initializer = ll.Constant(byte_array, data)
+            self._data[content] = where
+        return ("data", content)
 
     def _constant_array(self, op: ir.Operation) -> np.ndarray:
         array = np.ascontiguousarray(op.attrs["value"])
@@ -201,6 +221,12 @@ class Program:
 
     # -- entry --------------------------------------------------------------------------------
     def emit(self) -> str:
+        """Build the module (``build``) and return its LLVM IR text."""
+        self.build()
+        return str(self.module)
+
+    def build(self) -> None:
+        """Emit the entry and its kernels into ``self.module``."""
         from . import kernels
 
         entry = ll.Function(self.module, ll.FunctionType(I32, [I8P.as_pointer(), I64P]), name=self.entry_name)
@@ -217,7 +243,6 @@ class Program:
             kernels.emit_op(self, self._main, index, op)
         self._copy_outputs()
         b.ret(ll.Constant(I32, 0))
-        return str(self.module)
 
     def _dims_with_weights(self, b: ll.IRBuilder, args, dims):
         """A local copy of ``dims`` with the weights address appended (what kernels receive)."""
@@ -230,11 +255,11 @@ class Program:
         b.store(b.ptrtoint(weights, I64), b.gep(local, [const_i64(0), const_i64(count)]))
         return b.gep(local, [const_i64(0), const_i64(0)])
 
-    def new_kernel(self, op: ir.Operation, values: list) -> tuple:
-        """A Kernel whose params are the distinct buffers of ``values`` (outputs first)."""
+    def new_kernel(self, op: ir.Operation, values: list, extra: tuple = ()) -> tuple:
+        """A Kernel whose params are the distinct buffers of ``values`` (outputs first),
+        then the ``extra`` buffers (``data_buffer``'s)."""
         params = []
-        for v in values:
-            buffer = self.buffer_of(v)
+        for buffer in [self.buffer_of(v) for v in values] + list(extra):
             if buffer not in params:
                 params.append(buffer)
         name = f"k{self._kernel_count}.{op.name}"
@@ -244,6 +269,7 @@ class Program:
     def call_kernel(self, kernel: Kernel, params: list, index: int, may_fail: bool = False) -> None:
         kernel.finish()
         kernel.fn = self._deduplicate(kernel.fn)
+        self.kernel_ops.setdefault(kernel.fn.name, index)
         if self._recording is not None:
             values = self._recording_buffers
             positions = [values.index(p) for p in params] if all(p in values for p in params) else None
@@ -375,6 +401,7 @@ class _MainContext:
         self.dims = dims
         self._pointers: dict = {}
         self._dims: dict = {}
+        self._slots: dict = {}
         self.error_record = self.b.bitcast(self._slot(program.error_slot), I64P)
         self.status_slot = self.b.alloca(I32, name="status")
         if program.profile:
@@ -393,26 +420,35 @@ class _MainContext:
         return b.add(b.mul(seconds, const_i64(1_000_000_000)), nanoseconds)
 
     def _slot(self, index: int):
-        return self.b.load(self.b.gep(self.args, [const_i64(index)]))
+        """args[index], loaded once (in straight-line code: it dominates every later use)."""
+        if index not in self._slots:
+            self._slots[index] = self.b.load(self.b.gep(self.args, [const_i64(index)]))
+        return self._slots[index]
 
     def dim(self, d: Dim):
         if isinstance(d, int):
             return const_i64(d)
-        key = str(d)
-        if key not in self._dims:
-            total = const_i64(0)
+        if d not in self._dims:
+            total = None
             for monomial, coeff in d.terms.items():
-                term = const_i64(coeff)
+                term = None if coeff == 1 else const_i64(coeff)
                 for atom in monomial:
-                    if isinstance(atom, str):
-                        index = self.program.symbol_index[atom]
-                        factor = self.b.load(self.b.gep(self.dims, [const_i64(index)]))
-                    else:
-                        factor = floor_div(self.b, self.dim(atom.num), self.dim(atom.den))
-                    term = self.b.mul(term, factor)
-                total = self.b.add(total, term)
-            self._dims[key] = total
-        return self._dims[key]
+                    factor = self._atom(atom)
+                    term = factor if term is None else self.b.mul(term, factor)
+                term = const_i64(1) if term is None else term
+                total = term if total is None else self.b.add(total, term)
+            self._dims[d] = const_i64(0) if total is None else total
+        return self._dims[d]
+
+    def _atom(self, atom):
+        """A symbol's value (loaded once) or a floor division's."""
+        if atom not in self._dims:
+            if isinstance(atom, str):
+                index = self.program.symbol_index[atom]
+                self._dims[atom] = self.b.load(self.b.gep(self.dims, [const_i64(index)]))
+            else:
+                self._dims[atom] = floor_div(self.b, self.dim(atom.num), self.dim(atom.den))
+        return self._dims[atom]
 
     def bytes_of(self, t) -> object:
         t = t.tensor if isinstance(t, ir.RefType) else t
@@ -429,8 +465,10 @@ class _MainContext:
         elif kind == "arena":
             base = self._slot(self.program.arena_slot)
             pointer = self.b.gep(base, [self.dim(buffer[2])], inbounds=True)
+        elif kind == "data":
+            pointer = self.b.bitcast(self.program._data[buffer[1]], I8P)
         elif kind == "const":
-            op = next(o for o in self.program.ops if id(o) == buffer[1])
+            op = self.program.constant_ops[buffer[1]]
             where = self.program._constant_location(op)
             if isinstance(where, int):
                 base = self._slot(self.program.weights_slot)

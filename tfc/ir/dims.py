@@ -11,6 +11,7 @@ knows the dimension is static.
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Mapping, Union
 
@@ -280,8 +281,11 @@ class DimParseError(ValueError):
         self.offset = offset
 
 
+@functools.lru_cache(maxsize=8192)
 def parse_dim(text: str) -> Dim:
-    """Parse the text form of a dimension expression (the inverse of dim_str)."""
+    """Parse the text form of a dimension expression (the inverse of dim_str). Memoised:
+    buffer annotations hold offsets as text, read again by every later phase, and a
+    parsed Dim is immutable."""
     tokens = []
     pos = 0
     while pos < len(text):

@@ -420,7 +420,9 @@ class BaseSession:
                 return None
             refs.append(RefSlot(kind, name, ir.TensorType(ir.ElemType(elem), tuple(int(d) for d in shape)), op, seed))
         jit_runtime()  # the symbols the object links against
-        code = jit.load_object(blobs["object"], description["entry"])
+        objects = [blobs[name] for name in sorted((n for n in blobs if n.startswith("object.")),
+                                                  key=lambda n: int(n.split(".")[1]))]
+        code = jit.load_object(objects, description["entry"]) if objects else None
         if code is None:
             return None
         executable = Executable.from_description(description["executable"], code, nodes.get, blobs.get("fast_path"))
@@ -542,8 +544,8 @@ def _store_step(step_key: str, step: CompiledStep, target_ops) -> None:
     if any(slot.kind == "rng" and not (slot.op._attrs.get("seed") or slot.op._attrs.get("seed2"))
            for slot in step.refs):
         return  # the session drew this random op's seeds: no other session would hit
-    obj = step_cache.object_of(step.executable.code)
-    if obj is None:
+    objects = step_cache.objects_of(step.executable.code)
+    if objects is None:
         return
     mapping = {"feeds": [t.name for t in step.feeds], "fetches": [t.name for t in step.fetches],
                "targets": [op.name for op in target_ops],
@@ -551,7 +553,8 @@ def _store_step(step_key: str, step: CompiledStep, target_ops) -> None:
                          [int(s) for s in slot.seed]] for slot in step.refs],
                "read_refs": sorted(step.read_refs), "written_refs": sorted(step.written_refs)}
     step_cache.store(step_key, {"entry": "tfc_main", "executable": step.executable.describe(), "step": mapping},
-                     {"object": obj, "fast_path": step.executable.fast_path_code()})
+                     {**{f"object.{i}": obj for i, obj in enumerate(objects)},
+                      "fast_path": step.executable.fast_path_code()})
 
 
 def _ref_accesses(function: ir.Function) -> tuple:

@@ -30,7 +30,8 @@ The value (one file ``<key>.step`` per key, written atomically with a checksum b
 ``jit.cache_store``): this module's header, a JSON description (the Executable's
 ``describe()``: signature, symbols, arena size, op names and locations, constraints;
 and the Session's mapping: feeds, fetches, targets and ref slots by graph name, the refs
-read and written), then its blobs: the MCJIT object, and the Executable's compiled fast
+read and written), then its blobs: the MCJIT objects (``object.0``, ``object.1``, ...: the
+program's compile units, linked again on load), and the Executable's compiled fast
 path (``fast_path_code()``: marshalled Python, used only if it matches the signature).
 An entry that cannot be read, fails its checksum or does not fit the step is ignored
 (and rewritten by the compile that follows).
@@ -48,7 +49,7 @@ from typing import Optional
 
 import numpy as np
 
-FORMAT = 1  # bump when the description or anything the key leaves implicit changes
+FORMAT = 2  # bump when the description or anything the key leaves implicit changes
 SUFFIX = ".step"
 _MAGIC = b"TFCSTEP1"
 # Environment variables that cannot change compiled code (read when a program runs).
@@ -267,9 +268,10 @@ def store(key: str, description: dict, blobs: dict) -> None:
     jit.cache_store(key, encode_entry(dict(description, format=FORMAT, key=key), blobs), suffix=SUFFIX)
 
 
-def object_of(code) -> Optional[bytes]:
-    """The object file of JIT-compiled ``code``, from the object cache (None without one)."""
+def objects_of(code) -> Optional[list]:
+    """The object files of JIT-compiled ``code``, from the object cache (None without them)."""
     from tfc.codegen import jit
 
-    key = getattr(code, "object_key", None)
-    return jit.cache_load(key) if key else None
+    keys = getattr(code, "object_keys", None) or []
+    payloads = [jit.cache_load(key) for key in keys]
+    return payloads if payloads and all(p is not None for p in payloads) else None

@@ -2,7 +2,8 @@
 
 Bit for bit the algorithm of docs/IR.md ("Random numbers") and ``tfc/ir/philox.py``:
 element ``j`` (row-major) in round ``r`` uses counter ``(j mod 2^32, j div 2^32,
-state mod 2^32, r)`` and key ``(seed0 mod 2^32, seed1 mod 2^32)``; the uniform /
+state mod 2^32, r)`` and key ``(seed0 mod 2^32, seed1 mod 2^32)`` (read from a constant the
+entry passes in, so kernels do not depend on seeds); the uniform /
 Box-Muller / truncated-normal transforms follow, in f32 for f16 and f32 results and in
 f64 for f64. The state is read from the ref before the loop and stored back plus one.
 """
@@ -30,17 +31,23 @@ def _mulhilo(b: ll.IRBuilder, multiplier: int, value) -> tuple:
     product = b.mul(b.zext(value, I64), const_i64(multiplier))
     return b.trunc(b.lshr(product, const_i64(32)), I32), b.trunc(product, I32)
 
-def philox4x32(b: ll.IRBuilder, counter: list, key: tuple) -> list:
-    """Ten Philox rounds over four i32 counter words under a compile-time key."""
-    c0, c1, c2, c3 = counter
+def round_keys(b: ll.IRBuilder, key: tuple) -> list:
+    """The ten rounds' (k0, k1) from the i32 key values ``key``: the Weyl sequence, once."""
     k0, k1 = key
-    for round_index in range(philox.PHILOX_ROUNDS):
-        if round_index:
-            k0 = (k0 + philox.PHILOX_W0) % 2**32
-            k1 = (k1 + philox.PHILOX_W1) % 2**32
+    keys = [(k0, k1)]
+    for _ in range(philox.PHILOX_ROUNDS - 1):
+        k0 = b.add(k0, _i32(philox.PHILOX_W0))
+        k1 = b.add(k1, _i32(philox.PHILOX_W1))
+        keys.append((k0, k1))
+    return keys
+
+def philox4x32(b: ll.IRBuilder, counter: list, keys: list) -> list:
+    """Ten Philox rounds over four i32 counter words under the rounds' keys (``round_keys``)."""
+    c0, c1, c2, c3 = counter
+    for k0, k1 in keys:
         hi0, lo0 = _mulhilo(b, int(philox.PHILOX_M0), c0)
         hi1, lo1 = _mulhilo(b, int(philox.PHILOX_M1), c2)
-        c0, c1, c2, c3 = b.xor(b.xor(hi1, c1), _i32(k0)), lo1, b.xor(b.xor(hi0, c3), _i32(k1)), lo0
+        c0, c1, c2, c3 = b.xor(b.xor(hi1, c1), k0), lo1, b.xor(b.xor(hi0, c3), k1), lo0
     return [c0, c1, c2, c3]
 
 # -- bits to floats ------------------------------------------------------------------------
@@ -75,17 +82,17 @@ def normal(b: ll.IRBuilder, x: list, wide: bool):
 class _Generator:
     """Emits the value of one element ``j`` for a distribution and result type."""
 
-    def __init__(self, b: ll.IRBuilder, dist: str, elem: ir.ElemType, seed, state32):
+    def __init__(self, b: ll.IRBuilder, dist: str, elem: ir.ElemType, keys: list, state32):
         self.b = b
         self.dist = dist
         self.wide = elem is ir.ElemType.F64
-        self.key = philox.rng_key(seed)
+        self.keys = keys
         self.state32 = state32
 
     def bits(self, j, round_index) -> list:
         b = self.b
         counter = [b.trunc(j, I32), b.trunc(b.lshr(j, const_i64(32)), I32), self.state32, round_index]
-        return philox4x32(b, counter, self.key)
+        return philox4x32(b, counter, self.keys)
 
     def value(self, j):
         if self.dist == "uniform":
@@ -120,13 +127,19 @@ class _Generator:
         return result
 
 def emit_rng(program, index: int, op: ir.Operation) -> None:
+    """The key is data (a constant the entry passes in), not code: random ops that differ
+    only in their seeds (a model's initializers) share one kernel."""
     state = op.operands[0]
-    kernel, buffers = program.new_kernel(op, [op.result, state])
+    key = program.data_buffer(np.array(philox.rng_key(op.attrs["seed"]), dtype=np.uint32))
+    kernel, buffers = program.new_kernel(op, [op.result, state], extra=[key])
     b = kernel.b
     elem = op.result.type.elem
+    key_pointer = kernel.pro.bitcast(kernel.param(key), I32.as_pointer())
+    key_words = (kernel.pro.load(key_pointer), kernel.pro.load(kernel.pro.gep(key_pointer, [const_i64(1)])))
+    keys = round_keys(kernel.pro, key_words)
     state_pointer = kernel.pointer(state)
     before = b.load(state_pointer, name="state")
-    generator = _Generator(b, op.attrs["dist"], elem, op.attrs["seed"], b.trunc(before, I32))
+    generator = _Generator(b, op.attrs["dist"], elem, keys, b.trunc(before, I32))
     out = kernel.pointer(op.result)
     with counted_loop(b, 0, kernel.numel(op.result.type), "j") as j:
         kernel.scalar.store(generator.value(j), kernel.element_pointer(out, j), elem)
