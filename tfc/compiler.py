@@ -131,7 +131,7 @@ def _compile_module(module, dump, constraints, source_ops, op_names, native, pro
     timings["runtime"] = time.perf_counter() - start
     start = time.perf_counter()
     program = Program(function, profile=profile)
-    splitter = Splitter(program.module, program.entry_name)
+    splitter = Splitter(program.module, program.entry_name, program.kernel_levels)
     program.build()
     units = splitter.finish()
     timings["codegen"] = time.perf_counter() - start

@@ -40,7 +40,7 @@ def _units(text: str) -> list:
     compile_module(module, native=False)
     program = Program(module.main)
     program.build()
-    return split_program(program.module, program.entry_name)
+    return split_program(program.module, program.entry_name, program.kernel_levels)
 
 
 def _inputs(batch: int = 5):
@@ -52,8 +52,9 @@ def test_a_program_splits_into_its_entry_and_one_unit_per_distinct_kernel():
     units = _units(_layers([0.5, 0.25]))
     entry = units[-1]
     kernels = units[:-1]
-    assert entry.name == "tfc_main" and not entry.optimize
-    assert all(unit.optimize for unit in kernels)
+    assert entry.name == "tfc_main" and entry.opt_level == 0
+    assert [unit.opt_level for unit in kernels] == [2, 2]  # output fusions (dot + elementwise)
+
     # Each kernel unit defines exactly its kernel, external, named by its hash.
     for unit in kernels:
         assert unit.name.startswith("tfc.") and unit.text.count("define ") == 1
@@ -61,6 +62,14 @@ def test_a_program_splits_into_its_entry_and_one_unit_per_distinct_kernel():
         assert f'declare i32 @"{unit.name}"(' in entry.text
     assert "define internal" not in entry.text.split('@"tfc_main"')[0]  # kernels are only declared there
     assert len({unit.name for unit in kernels}) == len(kernels)
+
+
+def test_kernels_that_reduce_get_o3_and_the_others_o2():
+    text = func("(%x: f32[s0,8]) -> (f32[s0], f32[s0,8])",
+                "%s = reduce %x {dims=[1], op=\"sum\"} : f32[s0]",
+                "%t = tanh %x : f32[s0,8]", "return %s, %t")
+    levels = sorted(unit.opt_level for unit in _units(text))
+    assert levels == [0, 2, 3]
 
 
 def test_equal_kernels_of_different_programs_have_equal_units():
@@ -101,16 +110,15 @@ def test_units_compile_on_threads_to_the_objects_a_single_thread_makes():
     assert objects.unlocked()  # this llvmlite exposes its C functions: units compile in parallel
     units = _units(_layers([0.5, 0.25, 2.0]))
     target = host_target()
-    serial = [objects.compile_object(u.text, target, u.optimize, 3 if u.optimize else 0)[0] for u in units]
+    serial = [objects.compile_object(u.text, target, u.opt_level)[0] for u in units]
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        parallel = list(pool.map(lambda u: objects.compile_object(u.text, target, u.optimize,
-                                                                  3 if u.optimize else 0)[0], units * 3))
+        parallel = list(pool.map(lambda u: objects.compile_object(u.text, target, u.opt_level)[0], units * 3))
     assert parallel == serial * 3
 
 
 def test_an_invalid_unit_raises_llvms_message():
     with pytest.raises(RuntimeError, match="LLVM IR parsing error"):
-        objects.compile_object("define i32 @f() {\n  ret i64 0\n}\n", host_target(), True, 3)
+        objects.compile_object("define i32 @f() {\n  ret i64 0\n}\n", host_target(), 3)
 
 
 def test_branch_weight_metadata_travels_with_the_unit():

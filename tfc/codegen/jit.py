@@ -276,7 +276,7 @@ _unit_objects_lock = threading.Lock()
 
 
 def _unit_kind(unit) -> str:
-    return "unit-O3" if unit.optimize else "unit-O0"
+    return f"unit-O{unit.opt_level}"
 
 
 def _unit_lookup(key: str) -> Optional[bytes]:
@@ -333,8 +333,7 @@ class UnitBuild:
                 self.disk_seconds = (self.disk_seconds or 0.0) + time.perf_counter() - started
                 _unit_store(key, payload)
         if payload is None:
-            payload = compile_pool().submit(compile_object, unit.text, self.target, unit.optimize,
-                                            3 if unit.optimize else 0)
+            payload = compile_pool().submit(compile_object, unit.text, self.target, unit.opt_level)
         self.units.append(unit)
         self.keys.append(key)
         self.objects.append(payload)

@@ -53,10 +53,11 @@ def _call(name: str, *args):
     return raw(*args) if raw is not None else getattr(ffi.lib, name)(*args)
 
 
-def compile_object(llvm_ir: str, target: Target, optimize: bool, codegen_level: int) -> tuple:
-    """(object file, seconds per phase) of one module: parsed and verified in a context of
-    its own, run through LLVM's -O3 pipeline when ``optimize``, then instruction selection
-    at ``codegen_level`` (0 for glue: fast instruction selection and register allocation)."""
+def compile_object(llvm_ir: str, target: Target, opt_level: int) -> tuple:
+    """(object file, seconds per phase) of one module, parsed and verified in a context of
+    its own. ``opt_level`` 2 or 3: LLVM's -O2/-O3 pipeline (vectorisers on), then
+    instruction selection at -O3; 0: glue, straight to fast instruction selection and
+    register allocation."""
     from .jit import pass_builder
 
     timings = {}
@@ -74,13 +75,13 @@ def compile_object(llvm_ir: str, target: Target, optimize: bool, codegen_level: 
             with ffi.OutputString() as error:
                 if _call("LLVMPY_VerifyModule", module, error):
                     raise RuntimeError(str(error))
-            machine = target.target_machine(opt=codegen_level, jit=True)
+            machine = target.target_machine(opt=3 if opt_level else 0, jit=True)
             module.triple = target.triple
             module.data_layout = str(machine.target_data)
             timings["llvm_parse"] = time.perf_counter() - started
             started = time.perf_counter()
-            if optimize:
-                builder = pass_builder(machine)
+            if opt_level:
+                builder = pass_builder(machine, opt_level)
                 _call("LLVMPY_RunNewModulePassManager", builder.getModulePassManager(), module, builder)
             timings["llvm_opt"] = time.perf_counter() - started
             started = time.perf_counter()

@@ -2,8 +2,8 @@
 
 The entry unit (``tfc_main`` and the kernels' parallel tasks) is glue: buffer addresses and
 one call per top-level op, linear in the program's size. It is compiled without LLVM's IR
-pipeline and with fast instruction selection. Each kernel gets a unit of its own, with
--O3. Units compile separately (several at once, and kernels while the rest of the program
+pipeline and with fast instruction selection. Each kernel gets a unit of its own, at the
+level its op asks for (``Program.kernel_levels``: -O3 for reductions, -O2 otherwise). Units compile separately (several at once, and kernels while the rest of the program
 is still being emitted: objects.py, jit.UnitBuild), and each unit's object is cached by
 the hash of its text, so a model whose layers share kernels, or a changed graph, compiles
 only kernels not seen before.
@@ -33,7 +33,7 @@ _KERNEL_PREFIX = re.compile(r"^k\d+\.")
 class Unit:
     name: str  # the entry's name, or the unit's first kernel's symbol
     text: str  # a complete LLVM module
-    optimize: bool  # LLVM's -O3 pipeline and instruction selection (kernels), or glue at -O0
+    opt_level: int  # LLVM's -O2/-O3 pipeline then instruction selection (kernels), or 0: glue
 
 
 def _references(text: str) -> set:
@@ -65,9 +65,10 @@ class Splitter:
     function of the module or touches a mutable global of it (the module then compiles
     whole)."""
 
-    def __init__(self, module: ll.Module, entry_name: str):
+    def __init__(self, module: ll.Module, entry_name: str, levels: Optional[dict] = None):
         self.module = module
         self.entry_name = entry_name
+        self.levels = levels if levels is not None else {}  # kernel name -> LLVM level (default 3)
         self.renamed: dict = {}  # kernel's name in the module -> its unit's symbol
         self.failed = False
 
@@ -85,7 +86,7 @@ class Splitter:
         if head is None:
             self.failed = True
             return None
-        return Unit(symbol, self._module_text(head, [text]), True)
+        return Unit(symbol, self._module_text(head, [text]), self.levels.get(fn.name, 3))
 
     def finish(self) -> Optional[list]:
         """The units not handed out yet: kernels never passed to ``kernel_unit`` (functions
@@ -119,7 +120,7 @@ class Splitter:
                 head.append(_declaration(_rename(str(self.module.globals[kernels[name]]), self.renamed)))
             elif name in self.module.globals:
                 head.append(str(self.module.globals[name]))
-        return Unit(self.entry_name, self._module_text(head, pieces), False)
+        return Unit(self.entry_name, self._module_text(head, pieces), 0)
 
     def _module_text(self, head: list, functions: list) -> str:
         """A module: identified types, ``head``, ``functions``, and the module's metadata
@@ -151,10 +152,10 @@ class Splitter:
         return head
 
 
-def split_program(module: ll.Module, entry_name: str) -> Optional[list]:
+def split_program(module: ll.Module, entry_name: str, levels: Optional[dict] = None) -> Optional[list]:
     """The units of an emitted module (its kernels: functions named kN.*, not tasks; the
-    entry last), or None when it cannot be split."""
-    units = Splitter(module, entry_name).finish()
+    entry last), or None when it cannot be split. ``levels``: as ``Splitter``'s."""
+    units = Splitter(module, entry_name, levels).finish()
     if units is None:
         return None
     seen = set()
