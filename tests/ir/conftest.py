@@ -234,6 +234,35 @@ ROUND_TRIP["return"] = [
     _func("(%x: f32[2], %arg1: f32[3]) -> (f32[3], f32[2], f32[2])", "return %arg1, %x, %x"),
 ]
 ROUND_TRIP["yield"] = [_FUSION]
+ROUND_TRIP["if"] = [_func(
+    "(%p: pred[], %x: f32[s0,4], %v: ref<f32[4]>) -> (f32[s0,4], f32[4])",
+    "%0:2 = if %p, %x, %v : (f32[s0,4], f32[4]) loc(\"cond.py\":3) {",
+    "^(%a: f32[s0,4], %r: ref<f32[4]>):",
+    "  %1 = tanh %a : f32[s0,4]",
+    "  %2 = read %r : f32[4]",
+    "  yield %1, %2",
+    "} {",
+    "^(%a: f32[s0,4], %r: ref<f32[4]>):",
+    "  %3 = constant dense<[1.0, 2.0, 3.0, 4.0]> : f32[4]",
+    "  assign %r, %3",
+    "  yield %a, %3",
+    "}",
+    "return %0#0, %0#1")]
+ROUND_TRIP["while"] = [_func(
+    "(%n: i32[], %x: f32[s0]) -> (f32[s0])",
+    "%0 = constant dense<0> : i32[]",
+    "%1:2 = while %0, %x, %n {carried=2} : (i32[], f32[s0]) {",
+    "^(%i: i32[], %acc: f32[s0], %lim: i32[]):",
+    "  %2 = compare %i, %lim {dir=\"lt\"} : pred[]",
+    "  yield %2",
+    "} {",
+    "^(%i: i32[], %acc: f32[s0], %lim: i32[]):",
+    "  %3 = constant dense<1> : i32[]",
+    "  %4 = add %i, %3 : i32[]",
+    "  %5 = add %acc, %acc : f32[s0]",
+    "  yield %4, %5",
+    "}",
+    "return %1#1")]
 
 
 def pytest_generate_tests(metafunc):

@@ -692,6 +692,46 @@ def test_fusion_region():
     check(out[1], a + c)
 
 
+@covers("if")
+def test_if_runs_the_taken_region_with_the_captured_values():
+    t = tensor("f32", 3)
+    pred = tensor("pred")
+    then, otherwise = Block([t]), Block([t])
+    tb = Builder(then)
+    tb.op("yield", [tb.value("add", [then.args[0], then.args[0]])])
+    Builder(otherwise).op("yield", [Builder(otherwise).value("neg", [otherwise.args[0]])])
+    f = Function("main", [pred, t])
+    b = Builder(f.body)
+    branch = b.op("if", f.args, {}, [t], regions=[then, otherwise])
+    b.op("return", branch.results)
+    x = np.array([1, -2, 3], F32)
+    check(run_fn(f, [np.bool_(True), x]), x + x)
+    check(run_fn(f, [np.bool_(False), x]), -x)
+
+
+@covers("while")
+def test_while_carries_its_values_until_the_condition_is_false():
+    count, t = tensor("i32"), tensor("f32", 2)
+    pred = tensor("pred")
+    condition, body = Block([count, t, count]), Block([count, t, count])
+    cb = Builder(condition)
+    cb.op("yield", [cb.op("compare", [condition.args[0], condition.args[2]], {"dir": "lt"}, [pred]).result])
+    bb = Builder(body)
+    one = bb.op("constant", [], {"value": np.array(1, np.int32)}, [count]).result
+    bb.op("yield", [bb.value("add", [body.args[0], one]), bb.value("mul", [body.args[1], body.args[1]])])
+    f = Function("main", [count, t, count])
+    b = Builder(f.body)
+    loop = b.op("while", f.args, {"carried": 2}, [count, t], regions=[condition, body])
+    b.op("return", loop.results)
+    x = np.array([1.5, -2.0], F32)
+    i, v = run_fn(f, [np.int32(0), x, np.int32(3)])
+    assert i == 3
+    check(v, x ** 8)
+    i, v = run_fn(f, [np.int32(5), x, np.int32(3)])  # false at once: the initial values, copied
+    assert i == 5
+    check(v, x)
+
+
 def call_module():
     callee = Function("twice", [tensor("f32", sym("s0"))])
     cb = Builder(callee.body)

@@ -4,7 +4,7 @@ import re
 import pytest
 
 from tfc.ir import VerifyError, parse_module
-from tfc.passes import (CSE, DCE, PIPELINES, Canonicalize, ConstFold, FixedPoint, Pass, PassManager,
+from tfc.passes import (CSE, DCE, PIPELINES, Canonicalize, ConstFold, FixedPoint, InlineBranches, Pass, PassManager,
                         PassVerificationError, default_pipeline, folder_dump)
 
 TEXT = """\
@@ -82,7 +82,7 @@ def test_pipelines_table():
     assert PIPELINES["none"]() == []
     (group,) = PIPELINES["simplify"]()
     assert isinstance(group, FixedPoint) and group.name == "simplify" and group.max_iterations == 8
-    assert [type(p) for p in group.passes] == [Canonicalize, ConstFold, CSE, DCE]
+    assert [type(p) for p in group.passes] == [Canonicalize, ConstFold, InlineBranches, CSE, DCE]
     assert [item.name for item in default_pipeline()] == ["simplify"]
 
 
@@ -211,8 +211,8 @@ def test_dump_hook_receives_stage_names_in_order():
 def test_folder_dump_writes_numbered_files(tmp_path):
     PassManager("simplify", dump=folder_dump(str(tmp_path / "dumps"))).run(parse_module(TEXT))
     names = sorted(p.name for p in (tmp_path / "dumps").iterdir())
-    assert names[:4] == ["0001.canonicalize.1.tfcir", "0002.const_fold.1.tfcir", "0003.cse.1.tfcir",
-                         "0004.dce.1.tfcir"]
+    assert names[:5] == ["0001.canonicalize.1.tfcir", "0002.const_fold.1.tfcir", "0003.inline_branches.1.tfcir",
+                         "0004.cse.1.tfcir", "0005.dce.1.tfcir"]
     assert (tmp_path / "dumps" / names[-1]).read_text() == SIMPLIFIED
 
 

@@ -17,6 +17,7 @@ with one extra element, the weights address, and passes that array on.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -115,9 +116,13 @@ class Program:
 
     # -- buffers ------------------------------------------------------------------------------
     def _assign_buffers(self) -> None:
+        from tfc.passes.buffer_assign import planned_ops, region_arg_targets
+
         for i, arg in enumerate(self.function.args):
             self._buffers[arg] = ("arg", i)
-        for op in self.ops:
+        for op in planned_ops(self.function.body):
+            if op.name == "yield":
+                continue
             annotations = op.attrs.get("_buf")
             if op.results and annotations is None:
                 raise CodegenError(f"op '{op.name}' has no buffer assignment (run buffer_assign first)")
@@ -134,6 +139,8 @@ class Program:
                     self._buffers[result] = ("arg", where)
                 else:
                     self._buffers[result] = ("arena", str(where), where)
+            for arg, target in region_arg_targets(op):
+                self._buffers[arg] = self._buffers[target]
 
     def buffer_of(self, value: ir.Value) -> tuple:
         return self._buffers[value]
@@ -422,6 +429,16 @@ class _MainContext:
             self.profile_counters = ll.GlobalVariable(program.module, I64P, name=PROFILE_GLOBAL)
             self.profile_counters.initializer = ll.Constant(I64P, None)
             self.timespec = self.b.alloca(ll.ArrayType(I64, 2), name="timespec")
+
+    @contextlib.contextmanager
+    def scope(self):
+        """Values computed inside (addresses, dims, loaded slots) are forgotten after: they
+        live in a branch or loop body that does not dominate what follows."""
+        saved = (dict(self._pointers), dict(self._dims), dict(self._slots))
+        try:
+            yield
+        finally:
+            self._pointers, self._dims, self._slots = saved
 
     def now(self):
         """CLOCK_MONOTONIC in nanoseconds (profiling only)."""

@@ -762,6 +762,22 @@ def _eval_fusion(op, xs, ctx):
     return _run_block(op.regions[0], xs, ctx)
 
 
+def _eval_if(op, xs, ctx):
+    region = op.regions[0] if bool(np.asarray(xs[0])) else op.regions[1]
+    return [np.array(v, copy=True) for v in _run_block(region, xs[1:], ctx)]
+
+
+def _eval_while(op, xs, ctx):
+    """The carried values are copies: the loop never writes into its operands."""
+    carried_count = op.attrs["carried"]
+    condition, body = op.regions
+    carried = [np.array(v, copy=True) for v in xs[:carried_count]]
+    invariants = list(xs[carried_count:])
+    while bool(np.asarray(_run_block(condition, carried + invariants, ctx)[0])):
+        carried = [np.array(v, copy=True) for v in _run_block(body, carried + invariants, ctx)]
+    return carried
+
+
 def _eval_call(op, xs, ctx):
     callee = str(op.attrs["callee"]).lstrip("@")
     if ctx.module is None:
@@ -792,5 +808,6 @@ _HANDLERS: dict[str, Callable] = {
     "dot": _eval_dot, "conv": _eval_conv, "reduce_window": _eval_reduce_window,
     "select_and_scatter": _eval_select_and_scatter, "rng": _eval_rng, "read": _eval_read,
     "assign": _eval_assign, "fusion": _eval_fusion, "call": _eval_call, "check": _eval_check,
+    "if": _eval_if, "while": _eval_while,
     "return": _eval_terminator, "yield": _eval_terminator,
 }

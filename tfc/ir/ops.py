@@ -631,6 +631,36 @@ _register(OpInfo("return", None, infer=lambda types, attrs: [], category="termin
 _register(OpInfo("yield", None, infer=lambda types, attrs: [], category="terminator"))
 
 
+# -- control flow ---------------------------------------------------------------------------
+# ``if %pred, %x...`` has two regions (then, else), each with one argument per captured
+# operand ``%x...`` and a ``yield`` of the results. ``while %v... {carried=n}`` has a
+# condition region (yields one pred[]) and a body region (yields the n carried values);
+# both take every operand as an argument: the first n are the loop-carried values (the
+# initial values, then what the body yielded), the rest are loop invariants. The results
+# are the carried values when the condition yields false. Regions see nothing from outside
+# but their arguments. Result types are written out; the verifier checks the regions.
+CONTROL_FLOW = frozenset({"if", "while"})
+
+_register(OpInfo("if", None, min_arity=1, category="control"))
+_register(OpInfo("while", None, attrs={"carried": INT}, category="control"))
+
+_EFFECT_RANK = {PURE: 0, READ: 1, CHECK: 2, WRITE: 3}
+
+
+def op_effect(op) -> str:
+    """An op's memory effect; for ``if``/``while``, the strongest effect of any op in their
+    regions (a call counts as a write)."""
+    if op.name not in CONTROL_FLOW:
+        return effect_of(op.name)
+    strongest = PURE
+    for region in op.regions:
+        for inner in region.ops:
+            effect = WRITE if inner.name == "call" else op_effect(inner)
+            if _EFFECT_RANK[effect] > _EFFECT_RANK[strongest]:
+                strongest = effect
+    return strongest
+
+
 # -- entry points --------------------------------------------------------------------------
 def infer_result_types(name: str, operand_types: Sequence[Type], attrs: dict) -> list:
     """Result types for an op whose types follow from operands and attributes."""

@@ -21,9 +21,9 @@ import numpy as np
 
 from .core import Block, Function, Location, Module, Operation
 from .dims import SymExpr, dim_symbols
-from .ops import (BOOL, CALLEE, CORE_OPS, DENSE, DIM_LIST, DIMS, FLOAT, INT, INT_PAIRS, INTS, PURE, STR,
+from .ops import (BOOL, CALLEE, CONTROL_FLOW, CORE_OPS, DENSE, DIM_LIST, DIMS, FLOAT, INT, INT_PAIRS, INTS, PURE, STR,
                   IRTypeError, OpInfo, attr_kinds, check_arity)
-from .types import RefType, TensorType
+from .types import ElemType, RefType, TensorType
 
 # Exceptions a type rule may raise on malformed operands or attributes.
 _RULE_ERRORS = (IRTypeError, ValueError, TypeError, KeyError, IndexError, ZeroDivisionError)
@@ -195,7 +195,7 @@ class _FunctionVerifier:
     def verify_block(self, block: Block, region_op: Optional[Operation]) -> None:
         """Check every op of the block; ``region_op`` is the fusion owning it (or None)."""
         if region_op is not None and not block.ops:
-            raise self.fail("a fusion region must end with 'yield'", region_op)
+            raise self.fail(f"a {region_op.name} region must end with 'yield'", region_op)
         visible = set(block.args)
         for arg in block.args:
             self.defined.add(arg)
@@ -216,9 +216,9 @@ class _FunctionVerifier:
         if op.name == "return" and (region_op is not None or not last):
             raise self.fail("'return' must be the last op of the function body", op)
         if op.name == "yield" and (region_op is None or not last):
-            raise self.fail("'yield' must be the last op of a fusion region", op)
+            raise self.fail(f"'yield' must be the last op of a {getattr(region_op, 'name', 'fusion')} region", op)
         if region_op is not None and last and op.name != "yield":
-            raise self.fail("a fusion region must end with 'yield'", region_op)
+            raise self.fail(f"a {region_op.name} region must end with 'yield'", region_op)
 
     def check_operands(self, op: Operation, block: Block, visible: set, region_op) -> None:
         self.ops.add(op)
@@ -232,8 +232,8 @@ class _FunctionVerifier:
             if isinstance(owner, Operation) and owner.parent is block:
                 problem = f"operand {k} is used before its definition"
             elif region_op is not None:
-                problem = (f"operand {k} is not defined inside the fusion region (a region sees only its"
-                           f" arguments and its own values; pass outer values as fusion operands)")
+                problem = (f"operand {k} is not defined inside the {region_op.name} region (a region sees only"
+                           f" its arguments and its own values; pass outer values as {region_op.name} operands)")
             else:
                 problem = f"operand {k} is not defined in this function before this use"
             raise self.fail(problem, op)
@@ -252,10 +252,12 @@ class _FunctionVerifier:
             if not isinstance(result.type, TensorType):
                 raise self.fail(f"result {result.index} has type {result.type}; ops yield tensors (refs are"
                                 f" only function arguments)", op)
-        if op.regions and op.name != "fusion":
+        if op.regions and op.name != "fusion" and op.name not in CONTROL_FLOW:
             raise self.fail(f"'{op.name}' cannot have a region", op)
         if op.name == "fusion":
             self.check_fusion(op)
+        elif op.name in CONTROL_FLOW:
+            self.check_control(op)
         elif op.name == "call":
             self.check_call(op)
         else:
@@ -320,6 +322,39 @@ class _FunctionVerifier:
         if unbound:
             raise self.fail(f"symbol(s) {', '.join(sorted(unbound))} are not bound: each symbol must be a plain"
                             f" dim of some argument of @{self.func.name}", op)
+
+    # -- control flow ----------------------------------------------------------------------
+    def check_control(self, op: Operation) -> None:
+        """``if``: a pred[] then the captured values, two regions taking the captured values
+        and yielding the results. ``while``: both regions take every operand; the condition
+        yields a pred[], the body the ``carried`` first operands' types (the results)."""
+        if len(op.regions) != 2:
+            raise self.fail(f"'{op.name}' has exactly two regions, got {len(op.regions)}", op)
+        operand_types = [v.type for v in op.operands]
+        if op.name == "if":
+            if operand_types[0] != TensorType(ElemType.PRED, ()):
+                raise self.fail(f"the predicate of 'if' must be pred[], got {operand_types[0]}", op)
+            arg_types = operand_types[1:]
+            yields = [("then", op.result_types), ("else", op.result_types)]
+        else:
+            carried = op.attrs["carried"]
+            if not 0 <= carried <= len(operand_types):
+                raise self.fail(f"'while' carries {carried} of its {len(operand_types)} operands", op)
+            if op.result_types != operand_types[:carried]:
+                raise self.fail(f"result types {_types_text(op.result_types)} do not match the carried operand"
+                                f" types {_types_text(operand_types[:carried])}", op)
+            arg_types = operand_types
+            yields = [("condition", [TensorType(ElemType.PRED, ())]), ("body", op.result_types)]
+        for region, (what, expected) in zip(op.regions, yields):
+            found = [a.type for a in region.args]
+            if found != arg_types:
+                raise self.fail(f"the {what} region's argument types {_types_text(found)} do not match"
+                                f" {_types_text(arg_types)}", op)
+            if region.ops and region.ops[-1].name == "yield":
+                yielded = [v.type for v in region.ops[-1].operands]
+                if yielded != list(expected):
+                    raise self.fail(f"the {what} region yields {_types_text(yielded)}, expected"
+                                    f" {_types_text(expected)}", op)
 
     # -- fusion and call -------------------------------------------------------------------
     def check_fusion(self, op: Operation) -> None:

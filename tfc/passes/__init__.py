@@ -10,9 +10,10 @@ from .canonicalize import Canonicalize
 from .const_fold import ConstFold
 from .cse import CSE
 from .dce import DCE
+from .inline_branches import InlineBranches
 
 __all__ = [
     "PIPELINES", "FixedPoint", "Pass", "PassManager", "PassRecord", "PassReport", "PassVerificationError",
     "default_pipeline", "folder_dump", "run_pipeline", "simplify_pipeline",
-    "Canonicalize", "ConstFold", "CSE", "DCE",
+    "Canonicalize", "ConstFold", "CSE", "DCE", "InlineBranches",
 ]

@@ -1,4 +1,5 @@
-"""Buffer assignment: decide where every top-level value of ``main`` lives.
+"""Buffer assignment: decide where every top-level value of ``main`` lives (and the values
+of ``if``/``while`` regions, planned as if their ops ran right after the region op).
 
 Each op with results gets a ``_buf`` annotation, one entry per result:
 
@@ -25,11 +26,48 @@ from typing import Optional
 
 from tfc import ir
 from tfc.ir.dims import Dim, dim_add, dim_floordiv, dim_mul, dim_str, parse_dim
-from tfc.ir.ops import CORE_OPS
+from tfc.ir.ops import CONTROL_FLOW, CORE_OPS
 
 from .manager import Pass
 
 ALIGN = 64
+
+
+def planned_ops(block: ir.Block, spans: Optional[dict] = None) -> list:
+    """The ops buffer assignment plans, in execution order: ``block``'s ops and, right
+    after an ``if``/``while``, the ops of its regions (then, else / condition, body), yields
+    included; not the insides of fusions (kernels), not ``return``. ``spans`` receives, for
+    each if/while, the position of its last nested op."""
+    out: list = []
+    _flatten(block, out, spans if spans is not None else {})
+    return out
+
+
+def _flatten(block: ir.Block, out: list, spans: dict) -> None:
+    for op in block.ops:
+        if op.name == "return":
+            continue
+        out.append(op)
+        if op.name in CONTROL_FLOW:
+            for region in op.regions:
+                _flatten(region, out, spans)
+            spans[op] = len(out) - 1
+
+
+def region_arg_targets(op: ir.Operation) -> list:
+    """(region argument, the value whose buffer it is) for an ``if``/``while``: an if's
+    arguments are its captured operands; a while's carried arguments are its results (the
+    loop state lives in the result buffers) and the others its invariant operands."""
+    pairs = []
+    if op.name == "if":
+        for region in op.regions:
+            pairs += list(zip(region.args, op.operands[1:]))
+    elif op.name == "while":
+        carried = op.attrs["carried"]
+        targets = list(op.results) + list(op.operands[carried:])
+        for region in op.regions:
+            pairs += list(zip(region.args, targets))
+    return pairs
 
 
 def value_bytes(t: ir.TensorType) -> Dim:
@@ -111,7 +149,11 @@ class _Planner:
 
     def __init__(self, function: ir.Function):
         self.function = function
-        self.ops = [op for op in function.body.ops if op.name != "return"]
+        # An if/while's operands (captured values, loop state, invariants) and its results
+        # are live over its whole span, the regions' ops that follow it in self.ops: a loop
+        # reads them again in every iteration, an if writes its results at the end.
+        self.span_end: dict = {}
+        self.ops = planned_ops(function.body, self.span_end)
         self.index = {op: i for i, op in enumerate(self.ops)}
         self.end = len(self.ops)
         self.returned = list(function.body.terminator.operands)
@@ -141,13 +183,14 @@ class _Planner:
 
     def last_use(self, value) -> int:
         """Last top-level position reading ``value`` or any alias of it (return = end)."""
-        last = self.index.get(value.defining_op, -1) if value.defining_op else -1
+        producer = value.defining_op
+        last = -1 if producer is None else self.span_end.get(producer, self.index.get(producer, -1))
         for v in [value, *self.rooted_at(value)]:
             for user, _ in v.uses:
                 if user.name == "return":
                     last = max(last, self.end)
                 else:
-                    position = self.index.get(user)
+                    position = self.span_end.get(user, self.index.get(user))
                     if position is not None:
                         last = max(last, position)
         return last
@@ -158,8 +201,12 @@ class _Planner:
         key = (ref_arg, writes_only)
         positions = self._ref_positions.get(key)
         if positions is None:
-            positions = sorted({self.index[op] for op, i in ref_arg.uses if op in self.index and
-                                (not writes_only or (i == 0 and op.name in ("assign", "rng")))})
+            found = {self.index[op] for op, i in ref_arg.uses if op in self.index and
+                     (not writes_only or (i == 0 and op.name in ("assign", "rng")))}
+            for op, _ in ref_arg.uses:  # an if/while passing the ref in may use it anywhere in its span
+                if op in self.span_end:
+                    found |= {self.index[op], self.span_end[op]}
+            positions = sorted(found)
             self._ref_positions[key] = positions
         return positions
 
@@ -175,6 +222,10 @@ class _Planner:
 
     # -- the plan -----------------------------------------------------------------------
     def plan(self, pass_: BufferAssign) -> bool:
+        for op in self.ops:
+            if op.name in CONTROL_FLOW:
+                for arg, target in region_arg_targets(op):
+                    self.make_alias(arg, target)
         for op in self.ops:
             if op.name == "constant":
                 self.buffers[op.result] = "const"
@@ -196,6 +247,8 @@ class _Planner:
 
     def _plan_read(self, op) -> None:
         ref = op.operands[0]
+        if ref not in self.function.args:
+            return  # a ref passed into a region: other names of the variable may write it
         position = self.index[op]
         if not self.writes_to_ref(ref, position, self.last_use(op.result)):
             self.buffers[op.result] = "alias"
@@ -218,6 +271,8 @@ class _Planner:
             producer = value.defining_op
             if producer is None or producer not in self.index or value in self.buffers:
                 continue
+            if ref not in self.function.args or producer.name in CONTROL_FLOW:
+                continue  # a ref inside a region; or an if/while result (written at its end)
             if value.num_uses != 1 or not self._can_write_in_place(producer, ref, self.index[op]):
                 continue
             self.buffers[value] = f"ref{self.function.args.index(ref)}"
@@ -406,7 +461,7 @@ def arena_bytes(function: ir.Function) -> Dim:
     cannot be decided, e.g. ``128*s0-128`` vs ``64*s0-64``, and once picked the smaller:
     the program then wrote past the end of its arena.)"""
     slots: dict = {}  # offset text -> the largest value size at that offset
-    for op in function.body.ops:
+    for op in planned_ops(function.body):
         for result, annotation in zip(op.results, op.attrs.get("_buf", [])):
             kind, offset = parse_buffer(annotation)
             if kind == "arena":

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from tfc import ir
-from tfc.ir.ops import CORE_OPS
+from tfc.ir.ops import CONTROL_FLOW, CORE_OPS
 
 from .manager import Pass
 
@@ -91,8 +91,17 @@ class Fusion(Pass):
 
     # -- grouping ----------------------------------------------------------------------
     def _run_function(self, function: ir.Function) -> bool:
-        body = function.body
-        ops = [op for op in body.ops if op.name != "return"]
+        return self._run_block(function.body)
+
+    def _run_block(self, body: ir.Block) -> bool:
+        """Fuse ``body`` (the function's, or an if/while region: fusion happens inside
+        branches and loop bodies, never across their boundaries)."""
+        changed = False
+        for op in body.ops:
+            if op.name in CONTROL_FLOW:
+                for region in op.regions:
+                    changed |= self._run_block(region)
+        ops = [op for op in body.ops if op.name not in ("return", "yield")]
         uses = body.uses()
         returned = set(body.terminator.operands)
         group_of: dict = {}  # op -> list of groups containing it (several when duplicated)
@@ -102,7 +111,7 @@ class Fusion(Pass):
         fusible = [g for g in groups if len(g.members) > 1]
         if fusible:
             self._build_all(body, fusible)
-        return bool(fusible)
+        return changed or bool(fusible)
 
     def _consumer_groups(self, op, uses, group_of) -> tuple:
         """(groups of all consumers, whether some consumer is outside any group)."""

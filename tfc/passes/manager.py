@@ -377,13 +377,14 @@ def folder_dump(folder: str) -> DumpHook:
 
 # -- pipelines -------------------------------------------------------------------------------
 def simplify_pipeline(max_iterations: int = 8) -> list:
-    """Canonicalize, constant folding, CSE and DCE to a fixed point (capped)."""
+    """Canonicalize, constant folding, branch inlining, CSE and DCE to a fixed point (capped)."""
     from .canonicalize import Canonicalize
     from .const_fold import ConstFold
     from .cse import CSE
     from .dce import DCE
+    from .inline_branches import InlineBranches
 
-    return [FixedPoint("simplify", [Canonicalize(), ConstFold(), CSE(), DCE()], max_iterations)]
+    return [FixedPoint("simplify", [Canonicalize(), ConstFold(), InlineBranches(), CSE(), DCE()], max_iterations)]
 
 
 def default_pipeline() -> list:

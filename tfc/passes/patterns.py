@@ -18,7 +18,7 @@ import numpy as np
 
 from tfc.ir.core import Block, Function, Module, Operation, Value
 from tfc.ir.dims import SymExpr
-from tfc.ir.ops import PURE, READ, effect_of
+from tfc.ir.ops import PURE, READ, op_effect
 from tfc.ir.printer import is_splat
 
 # Ops that are never pure for a pass's purposes: structure (terminators) and calls
@@ -30,15 +30,16 @@ _NEVER_PURE = frozenset({"return", "yield", "call"})
 def is_pure(op: Operation) -> bool:
     """A pure op: no memory effect, not a terminator, not a call.
 
-    Fusion ops are pure: the verifier allows only pure ops inside their regions.
+    Fusion ops are pure: the verifier allows only pure ops inside their regions. ``if`` and
+    ``while`` are as pure as the ops in their regions.
     """
-    return op.name not in _NEVER_PURE and effect_of(op.name) == PURE
+    return op.name not in _NEVER_PURE and op_effect(op) == PURE
 
 
 def is_removable(op: Operation) -> bool:
     """An op that may be deleted when none of its results is used: pure ops and
     ``read`` (reading a ref has no observable effect). Never ``assign``/``rng``."""
-    return is_pure(op) or (op.name not in _NEVER_PURE and effect_of(op.name) == READ)
+    return is_pure(op) or (op.name not in _NEVER_PURE and op_effect(op) == READ)
 
 
 # -- constants -------------------------------------------------------------------------------
