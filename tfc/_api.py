@@ -12,7 +12,7 @@ _OP_MODULES = [
     "tfc.frontend.ops.slicing", "tfc.frontend.ops.control_flow_ops", "tfc.frontend.ops.random_ops",
     "tfc.frontend.ops.state_ops", "tfc.frontend.variables", "tfc.frontend.variable_scope",
     "tfc.frontend.initializers", "tfc.frontend.graph_io", "tfc.frontend.gradients",
-    "tfc.frontend.ops.extra_ops",
+    "tfc.frontend.ops.extra_ops", "tfc.frontend.control_flow", "tfc.frontend.ops.functional_ops",
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several

@@ -280,6 +280,28 @@ class Operation:
         for op in ops:
             self._add_control_input(op)
 
+    # -- control flow (TF1 Switch/Merge construction, tfc.frontend.control_flow) --------
+    def _remove_all_control_inputs(self) -> None:
+        self._control_inputs = []
+
+    def _update_input(self, index: int, tensor: "Tensor") -> None:
+        """Replace input ``index`` (TF's _update_input: shapes are not re-inferred; the
+        NodeDef names the new input with an explicit ``:index``, as TF's UpdateEdge does)."""
+        old = self._inputs[index]
+        if old is tensor:
+            return
+        self._inputs[index] = tensor
+        if self in old._consumers:  # one entry per input slot
+            old._consumers.remove(self)
+        tensor._consumers.append(self)
+        self._updated_inputs = getattr(self, "_updated_inputs", set()) | {index}
+
+    def _get_control_flow_context(self):
+        return self._control_flow_context
+
+    def _set_control_flow_context(self, ctx) -> None:
+        self._control_flow_context = ctx
+
     def run(self, feed_dict=None, session=None) -> None:
         _run_using_default_session(self, feed_dict, self.graph, session, "execute operation", "run")
 
@@ -313,12 +335,16 @@ class _ControlDependenciesController:
         if self._new_stack:
             self._old_stack = self._graph._control_dependencies_stack
             self._graph._control_dependencies_stack = []
+            # TF: control_dependencies(None) also leaves any control-flow context.
+            self._old_control_flow_context = self._graph._control_flow_context
+            self._graph._control_flow_context = None
         self._graph._control_dependencies_stack.append(self)
 
     def __exit__(self, *exc):
         self._graph._control_dependencies_stack.pop()
         if self._new_stack:
             self._graph._control_dependencies_stack = self._old_stack
+            self._graph._control_flow_context = self._old_control_flow_context
 
     @property
     def control_inputs(self) -> list:
@@ -351,6 +377,11 @@ class Graph:
         # Per-graph state owned by other frontend modules (variable store, variable
         # scopes, layer name counters...). Lives and dies with the graph.
         self._scratch: dict[str, Any] = {}
+        # TF1 control flow: the context new ops join (a CondContext/WhileContext of
+        # tfc.frontend.control_flow), and what cond/while_loop mark unfetchable/unfeedable.
+        self._control_flow_context = None
+        self._unfetchable_ops: set = set()
+        self._unfeedable_tensors: set = set()
 
     # -- ids, version, seed -----------------------------------------------------------
     def _next_id(self) -> int:
@@ -445,6 +476,30 @@ class Graph:
         finally:
             self._name_stack = old_stack
 
+    # -- control flow -------------------------------------------------------------------
+    def _get_control_flow_context(self):
+        return self._control_flow_context
+
+    def _set_control_flow_context(self, ctx) -> None:
+        self._control_flow_context = ctx
+
+    def _record_op_seen_by_control_dependencies(self, op: "Operation") -> None:
+        for controller in self._control_dependencies_stack:
+            controller.add_op(op)
+
+    def prevent_feeding(self, tensor: "Tensor") -> None:
+        self._unfeedable_tensors.add(tensor)
+
+    def is_feedable(self, tensor: "Tensor") -> bool:
+        return tensor not in self._unfeedable_tensors
+
+    def prevent_fetching(self, op: "Operation") -> None:
+        self._unfetchable_ops.add(op)
+
+    def is_fetchable(self, tensor_or_op) -> bool:
+        op = tensor_or_op.op if isinstance(tensor_or_op, Tensor) else tensor_or_op
+        return op not in self._unfetchable_ops
+
     # -- op creation --------------------------------------------------------------------
     def create_op(self, op_type: str, inputs=(), dtypes_=None, input_types=None, name: Optional[str] = None,
                   attrs: Optional[dict] = None, op_def=None, compute_shapes=True, compute_device=True,
@@ -476,6 +531,7 @@ class Graph:
         control = self._control_dependencies_for_inputs([t.op for t in inputs])
         control += [c for c in control_inputs if c not in control]
         op = Operation(self, name, op_type, inputs, full_attrs, control)
+        op._control_flow_context = self._control_flow_context
         try:
             outputs = entry.run_inference(op)
         except Exception:
@@ -486,6 +542,10 @@ class Graph:
             self._apply_device_functions(op)
         self._apply_colocation(op)
         self._add_op(op)
+        if op._control_flow_context is not None:
+            # TF's _control_flow_post_processing: the context switches in outside inputs
+            # and adds its pivot as a control input where needed.
+            op._control_flow_context.AddOp(op)
         return op
 
     def _add_op(self, op: Operation) -> None:

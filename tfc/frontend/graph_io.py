@@ -126,7 +126,7 @@ def _topological(nodes, input_map: dict) -> tuple:
     consumers: list = [[] for _ in nodes]
     for i, node in enumerate(nodes):
         for inp in node.input:
-            if _tensor_key(inp) in input_map:
+            if _tensor_key(inp) in input_map or _is_back_edge(node, inp, nodes, index):
                 continue
             pending[i] += 1
             consumers[index[_parse_input(inp)[0]]].append(i)
@@ -141,6 +141,16 @@ def _topological(nodes, input_map: dict) -> tuple:
             if pending[j] == 0:
                 heapq.heappush(ready, j)
     return order, len(nodes) - len(order)
+
+
+def _is_back_edge(node, inp: str, nodes, index: dict) -> bool:
+    """A while loop's NextIteration -> Merge edge: the one kind of cycle a graph may have
+    (TF's GraphConstructor adds these edges after every node exists)."""
+    if node.op not in ("Merge", "RefMerge"):
+        return False
+    source, _, is_control = _parse_input(inp)
+    position = index.get(source)
+    return not is_control and position is not None and nodes[position].op in ("NextIteration", "RefNextIteration")
 
 
 def _unique_names(graph, nodes, prefix: str) -> dict:
@@ -210,6 +220,10 @@ def import_graph_def(graph_def, input_map: Optional[dict] = None, return_element
                          f"{'s' if len(unknown) != 1 else ''} tfc does not know: {', '.join(unknown)}")
     _check_unique_names(nodes)
     _check_inputs_exist(nodes, input_map)
+    if len(graph_def.library.function):
+        from .function_library import register
+
+        register(graph, graph_def.library)  # If/While bodies (lowered from there)
     with graph.name_scope("import" if name is None else name) as prefix:
         snapshot = _GraphSnapshot(graph)
         try:
@@ -239,7 +253,9 @@ def _create_ops(graph, nodes, input_map: dict, prefix: str) -> dict:
     """Add the nodes in topological order; GraphDef name -> Operation."""
     order, in_cycle = _topological(nodes, input_map)
     names = _unique_names(graph, nodes, prefix)
+    positions = {n.name: i for i, n in enumerate(nodes)}
     created: dict = {}
+    back_edges = []  # (Merge op, input slot, NextIteration node name, output index)
     for node in order:
         inputs, control = [], []
         for inp in node.input:
@@ -249,12 +265,17 @@ def _create_ops(graph, nodes, input_map: dict, prefix: str) -> dict:
                 control.append(mapped if mapped is not None else created[source])
             elif mapped is not None:
                 inputs.append(mapped)
+            elif source not in created and _is_back_edge(node, inp, nodes, positions):
+                back_edges.append((node.name, len(inputs), source, index))
+                inputs.append(None)  # filled in once the NextIteration exists
             else:
                 outputs = created[source].outputs
                 if index >= len(outputs):
                     raise ValueError(f"Node '{node.name}': Connecting to invalid output {index} of source node "
                                      f"{source} which has {len(outputs)} outputs.")
                 inputs.append(outputs[index])
+        available = next((t for t in inputs if t is not None), None)
+        inputs = [t if t is not None else available for t in inputs]  # a Merge's back edge, for now
         _check_node_def(node, names[node.name], len(inputs))
         _check_input_types(node, inputs, prefix)
         op = graph.create_op(node.op, inputs, name=names[node.name] + "/", attrs=_node_attrs(node),
@@ -264,6 +285,12 @@ def _create_ops(graph, nodes, input_map: dict, prefix: str) -> dict:
         created[node.name] = op
     if in_cycle:
         raise ValueError(f"{in_cycle} nodes in a cycle")
+    for merge_name, slot, source, index in back_edges:
+        outputs = created[source].outputs
+        if index >= len(outputs):
+            raise ValueError(f"Node '{merge_name}': Connecting to invalid output {index} of source node "
+                             f"{source} which has {len(outputs)} outputs.")
+        created[merge_name]._update_input(slot, outputs[index])
     return created
 
 

@@ -79,7 +79,9 @@ def make_node_def(op):
     from tfc.protos import NodeDef
 
     node = NodeDef(name=op.name, op=op.type, device=op.device)
-    node.input.extend(input_name(t) for t in op._inputs)
+    updated = getattr(op, "_updated_inputs", ())  # TF's UpdateEdge writes 'op:index'
+    node.input.extend(f"{t.op.name}:{t.value_index}" if i in updated else input_name(t)
+                      for i, t in enumerate(op._inputs))
     node.input.extend(f"^{c.name}" for c in op._control_inputs)
     for name in sorted(op._attrs):
         value = op._attrs[name]

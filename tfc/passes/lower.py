@@ -479,8 +479,7 @@ class _Lowering:
         for spec in self.feeds:
             arg = self.ctx.function.body.add_arg(_feed_arg_type(spec, self.ctx), _tensor_hint(spec.tensor))
             self.values[spec.tensor] = arg
-        for op in ops:
-            self._lower_op(op)
+        self._lower_ops(ops)
         if self.failures:
             raise UnsupportedOpsError(self.failures)
         results = [self._fetch_value(t) for t in self.fetches]
@@ -489,6 +488,20 @@ class _Lowering:
         module = ir.Module([self.ctx.function])
         return LoweredGraph(module, [s.tensor for s in self.feeds], self.refs, self.fetches,
                             self.ctx.constraints, ops)
+
+    def _lower_ops(self, ops) -> None:
+        """Each op in order; with TF1 control flow (Switch, Merge, Enter...), whole conds and
+        loops at once (lower_control.py)."""
+        from .lower_control import ControlFlowError, ControlFlowLowering, has_control_flow
+
+        if not has_control_flow(ops):
+            for op in ops:
+                self._lower_op(op)
+            return
+        try:
+            ControlFlowLowering(self, ops).run()
+        except ControlFlowError as e:
+            self._record_failure(e.op, str(e))
 
     def _check_placeholders(self, ops) -> None:
         for op in ops:

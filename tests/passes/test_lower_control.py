@@ -1,0 +1,139 @@
+"""TF1 control flow (Switch/Merge conds, Enter/Merge/Switch/LoopCond/NextIteration/Exit
+loops) lowered to the IR's ``if``/``while`` (tfc/passes/lower_control.py): TF-written frozen
+graphs run to TensorFlow's outputs (fixtures: tests/fixtures/make_tf_control_flow_frozen.py),
+TF2's functional If/While (bodies in the GraphDef's function library) lower the same way,
+graphs built with tfc's tf.cond / tf.while_loop compile to one native program, and a
+structure that is not a cond or a loop is refused naming the op."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import tfc.compat.v1 as tf
+from tfc.passes.lower import UnsupportedOpsError, lower_graph
+from tfc.protos import GraphDef
+
+GRAPHS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "graphs")
+MODELS = ["cond", "cond_tuple", "while", "nested", "max_iter", "cond_v2", "while_v2"]
+
+
+def _load(name: str):
+    data = np.load(os.path.join(GRAPHS, f"cf_{name}.npz"))
+    graph_def = GraphDef()
+    with open(os.path.join(GRAPHS, f"cf_{name}.pb"), "rb") as f:
+        graph_def.ParseFromString(f.read())
+    return graph_def, data
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_tf_written_control_flow_runs_to_tensorflows_outputs(name):
+    # v1: Switch/Merge/Enter/Exit/NextIteration/LoopCond; v2: If / StatelessWhile whose
+    # bodies are FunctionDefs of the GraphDef's library.
+    graph_def, data = _load(name)
+    assert str(data["encoding"]) == ("v2" if name.endswith("_v2") else "v1")
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.import_graph_def(graph_def, name="")
+        inputs = [graph.get_tensor_by_name(n) for n in data["input_names"]]
+        outputs = [graph.get_tensor_by_name(n) for n in data["output_names"]]
+        with tf.Session(graph=graph) as sess:
+            for s in range(int(data["sets"])):
+                got = sess.run(outputs, {t: data[f"in{s}_{i}"] for i, t in enumerate(inputs)})
+                for i, value in enumerate(got):
+                    expected = data[f"out{s}_{i}"]
+                    assert np.asarray(value).dtype == expected.dtype
+                    np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-6, err_msg=f"{name} set {s}")
+
+
+def _ir_ops(fetches, feeds):
+    from tfc.passes.lower import FeedSpec
+
+    specs = [FeedSpec(t, t.dtype, tuple(d if d is not None else 2 for d in t.shape.as_list())) for t in feeds]
+    lowered = lower_graph(fetches, (), specs)
+    return [op.name for op in lowered.module.main.walk()], lowered
+
+
+def test_a_cond_becomes_one_if_whose_regions_hold_the_branches():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [3], name="x")
+        p = tf.placeholder(tf.bool, [], name="p")
+        a, b = tf.cond(p, lambda: (tf.tanh(x), x * 2.0), lambda: (x - 1.0, tf.exp(x)))
+        names, lowered = _ir_ops([a, b], [x, p])
+    assert names.count("if") == 1  # both Merges of the cond join one if
+    top = [op.name for op in lowered.module.main.body.ops]
+    assert "tanh" not in top and "exp" not in top  # each branch's ops live in its region
+    text = str(lowered.module)
+    assert "tanh" in text.split("} {")[0] and "exp" in text.split("} {")[1]
+
+
+def test_a_while_loop_becomes_one_while_and_runs_zero_or_more_times():
+    with tf.Graph().as_default():
+        n = tf.placeholder(tf.int32, [], name="n")
+        x = tf.placeholder(tf.float32, [None], name="x")
+        i, acc = tf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, a * 0.5 + x),
+                               [tf.constant(0), tf.zeros_like(x)])
+        names, _ = _ir_ops([i, acc], [n, x])
+        assert names.count("while") == 1
+        xs = np.array([1.0, -2.0], np.float32)
+        with tf.Session() as sess:
+            for count in (0, 1, 4):
+                got_i, got_acc = sess.run([i, acc], {n: count, x: xs})
+                expected = np.zeros(2)
+                for _ in range(count):
+                    expected = expected * 0.5 + xs
+                assert got_i == count
+                np.testing.assert_allclose(got_acc, expected, rtol=1e-6)
+
+
+def test_side_effects_in_a_branch_happen_only_when_it_is_taken():
+    # TF: ops created inside a branch run only if the branch is taken (v1: they hang off
+    # the branch's pivot), so the assign_add under control_dependencies runs only when p.
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [], name="p")
+        v = tf.Variable(np.zeros(2, np.float32), name="v")
+
+        def taken():
+            with tf.control_dependencies([tf.assign_add(v, [1.0, 2.0])]):
+                return tf.identity(v.read_value() * 1.0)
+
+        y = tf.cond(p, taken, lambda: tf.zeros([2]))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            np.testing.assert_array_equal(sess.run(y, {p: False}), [0, 0])
+            np.testing.assert_array_equal(sess.run(v), [0, 0])
+            np.testing.assert_array_equal(sess.run(y, {p: True}), [1, 2])
+            np.testing.assert_array_equal(sess.run(y, {p: True}), [2, 4])
+            np.testing.assert_array_equal(sess.run(v), [2, 4])
+
+
+def test_a_loop_inside_a_cond_inside_a_loop():
+    with tf.Graph().as_default():
+        n = tf.placeholder(tf.int32, [], name="n")
+
+        def outer_body(i, total):
+            inner = tf.while_loop(lambda j, s: j < i, lambda j, s: (j + 1, s + tf.cast(j, tf.float32)),
+                                  [tf.constant(0), tf.constant(0.0)])[1]
+            total = tf.cond(tf.equal(i % 2, 0), lambda: total + inner, lambda: total - 1.0)
+            return i + 1, total
+
+        _, total = tf.while_loop(lambda i, t: i < n, outer_body, [tf.constant(0), tf.constant(0.0)])
+        with tf.Session() as sess:
+            expected = 0.0
+            for i in range(6):
+                expected = expected + sum(range(i)) if i % 2 == 0 else expected - 1.0
+            assert sess.run(total, {n: 6}) == pytest.approx(expected)
+
+
+def test_a_merge_of_values_from_no_cond_is_refused_naming_the_op():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+        merged = tf.raw_ops.Merge(inputs=[x, x * 2.0], name="odd_merge") if hasattr(tf, "raw_ops") else None
+        if merged is None:
+            from tfc.frontend.op_helper import apply_op
+
+            merged = apply_op("Merge", [[x, x * 2.0]], name="odd_merge")
+        out = merged[0] if isinstance(merged, (list, tuple)) else merged.outputs[0]
+        with pytest.raises(UnsupportedOpsError, match="'odd_merge' .*joins a value that comes from no branch"):
+            _ir_ops([out], [x])

@@ -1,0 +1,1083 @@
+"""TF1 control flow (v1: Switch/Merge/Enter/Exit/NextIteration/LoopCond): tf.cond, tf.case
+and tf.while_loop, built with TensorFlow 1.15's exact graph structure and names.
+
+Follows tensorflow/python/ops/control_flow_ops.py of r1.15 (control flow v2 off):
+
+- ``tf.cond`` makes ``cond/Switch`` (pred, pred), the pivots ``cond/switch_t`` /
+  ``cond/switch_f`` and ``cond/pred_id``, builds each branch inside a :class:`CondContext`
+  and joins the outputs with ``cond/Merge``, ``cond/Merge_1``... A tensor from outside a
+  branch enters it through a ``Switch`` created when the first op of the branch uses it
+  (named after that op: ``cond/mul/Switch``); a branch returning an outside tensor
+  directly switches it in under the cond's scope (``cond/Switch_1``).
+- ``tf.while_loop`` builds a :class:`WhileContext`: per loop variable ``Enter`` ->
+  ``Merge`` -> (cond) -> ``LoopCond`` -> ``Switch`` -> ``Identity`` -> (body) ->
+  ``NextIteration`` (back into the Merge) and ``Exit``; loop-invariant tensors the loop
+  uses enter through ``Enter`` ops with ``is_constant=True`` (``while/mul/Enter``).
+
+Every op created inside a branch or a loop records its context in
+``op._control_flow_context`` (the graph's current context when it was created; see the
+``Graph.create_op`` hook that calls ``ctx.AddOp(op)``). Contexts nest through
+``outer_context``. Besides TF's own attributes the contexts keep what a lowering of the
+whole construct needs (documented on each class).
+
+Gradients of these constructs are not registered here.
+"""
+from __future__ import annotations
+
+import builtins
+import collections
+import functools
+
+from . import dtypes
+from .convert import convert_to_tensor
+from .graph import GraphKeys, Operation, Tensor, colocate_with, control_dependencies, get_default_graph, name_scope
+from .op_helper import apply_op
+from .ops import inference_context as ic
+from .registry import Attr, OpType, register
+from .tensor_shape import TensorShape
+
+
+# =============================================================================================
+# the primitive op types
+# =============================================================================================
+# Shape functions follow tensorflow/core/ops/control_flow_ops.cc. The ops are lowered as
+# whole constructs (a cond, a while loop), never one by one: their per-op lowering only
+# reports where the op came from.
+def _lower_control_flow_primitive(ctx, op, *inputs):
+    """Refuse a control-flow primitive reached on its own (see the module comment)."""
+    del inputs
+    file, line = op.location
+    where = f"created at {file}:{line}" if file else "created at an unknown location"
+    ctx.fail(f"'{op.name}' (op type {op.type}, {where}) is a TF1 control-flow primitive: tf.cond / tf.case / "
+             f"tf.while_loop are lowered as a whole construct, not op by op, and this {op.type} is not part of "
+             f"a construct the compiler recognised")
+
+
+def _switch_infer(op) -> list:
+    """SwitchShape: pred must be a scalar; both outputs have the data's shape."""
+    ic.with_rank(ic.as_dims(op._inputs[1].shape), 0)
+    return [op._inputs[0].shape, op._inputs[0].shape]
+
+
+def _merge_infer(op) -> list:
+    """MergeShape: input 0's shape with every dim that differs in another input made
+    unknown (unknown rank if a rank differs or is unknown); value_index is a scalar."""
+    out = ic.as_dims(op._inputs[0].shape)
+    if out is not None:
+        for t in op._inputs[1:]:
+            dims = ic.as_dims(t.shape)
+            if dims is None or len(dims) != len(out):
+                out = None
+                break
+            out = [d if d == e else None for d, e in zip(out, dims)]
+    return [out, []]
+
+
+def _enter_infer(op) -> list:
+    """Enter: unknown shape unless is_constant (then the input's); tf.while_loop sets the
+    shape of its loop-variable Enters (the input's, or the shape invariant) afterwards."""
+    return [op._inputs[0].shape if op._attrs["is_constant"] else None]
+
+
+def _unchanged_infer(op) -> list:
+    return [op._inputs[0].shape]
+
+
+def _loop_cond_infer(op) -> list:
+    """UnchangedShapeWithRank(c, 0)."""
+    ic.with_rank(ic.as_dims(op._inputs[0].shape), 0)
+    return [[]]
+
+
+def _primitive(type_name: str, inputs: list, outputs: list, attrs: dict, infer, doc: str) -> type:
+    cls = type(type_name, (OpType,), {"inputs": inputs, "outputs": outputs, "attrs": attrs,
+                                       "infer": staticmethod(infer),
+                                       "lower": staticmethod(_lower_control_flow_primitive), "__doc__": doc})
+    return register(cls)
+
+
+_T = {"T": Attr("type")}
+_ENTER_ATTRS = {"T": Attr("type"), "frame_name": Attr("string"), "is_constant": Attr("bool", False),
+                "parallel_iterations": Attr("int", 10)}
+Switch = _primitive("Switch", ["data: T", "pred: bool"], ["output_false: T", "output_true: T"], _T,
+                    _switch_infer, "Forwards data to output_true if pred, else to output_false.")
+RefSwitch = _primitive("RefSwitch", ["data: Ref(T)", "pred: bool"], ["output_false: Ref(T)", "output_true: Ref(T)"],
+                       _T, _switch_infer, "Switch of a ref (a variable switched into a cond branch).")
+Merge = _primitive("Merge", ["inputs: N * T"], ["output: T", "value_index: int32"],
+                   {"T": Attr("type"), "N": Attr("int")}, _merge_infer,
+                   "Forwards the one available input, and its index.")
+RefMerge = _primitive("RefMerge", ["inputs: N * Ref(T)"], ["output: Ref(T)", "value_index: int32"],
+                      {"T": Attr("type"), "N": Attr("int")}, _merge_infer, "Merge of refs.")
+Enter = _primitive("Enter", ["data: T"], ["output: T"], _ENTER_ATTRS, _enter_infer,
+                   "Makes data available in the child frame frame_name.")
+RefEnter = _primitive("RefEnter", ["data: Ref(T)"], ["output: Ref(T)"], _ENTER_ATTRS, _enter_infer,
+                      "Enter of a ref.")
+Exit = _primitive("Exit", ["data: T"], ["output: T"], _T, _unchanged_infer,
+                  "Makes data available to the parent frame.")
+RefExit = _primitive("RefExit", ["data: Ref(T)"], ["output: Ref(T)"], _T, _unchanged_infer, "Exit of a ref.")
+NextIteration = _primitive("NextIteration", ["data: T"], ["output: T"], _T, _unchanged_infer,
+                           "Makes data available to the next iteration.")
+RefNextIteration = _primitive("RefNextIteration", ["data: Ref(T)"], ["output: Ref(T)"], _T, _unchanged_infer,
+                              "NextIteration of a ref.")
+LoopCond = _primitive("LoopCond", ["input: bool"], ["output: bool"], {}, _loop_cond_infer,
+                      "The loop-termination condition of a while loop (a scalar bool).")
+
+
+# =============================================================================================
+# nest (tensorflow/python/util/nest.py of TF 1.15, for lists, tuples, namedtuples, dicts)
+# =============================================================================================
+def _is_sequence(value) -> bool:
+    return isinstance(value, (list, builtins.tuple, dict, collections.abc.Mapping))
+
+
+def _is_namedtuple(value) -> bool:
+    return isinstance(value, builtins.tuple) and hasattr(value, "_fields")
+
+
+def _items(value) -> list:
+    """The children of a sequence in nest's order (dicts by sorted key)."""
+    if isinstance(value, (dict, collections.abc.Mapping)):
+        return [value[key] for key in sorted(value)]
+    return list(value)
+
+
+def flatten(structure) -> list:
+    if _is_sequence(structure):
+        return [leaf for item in _items(structure) for leaf in flatten(item)]
+    return [structure]
+
+
+def _sequence_like(instance, args):
+    if isinstance(instance, (dict, collections.abc.Mapping)):
+        result = dict(zip(sorted(instance), args))
+        return type(instance)((key, result[key]) for key in instance)
+    if _is_namedtuple(instance):
+        return type(instance)(*args)
+    return type(instance)(args)
+
+
+def _packed(structure, flat: list, index: int):
+    packed = []
+    for item in _items(structure):
+        if _is_sequence(item):
+            index, child = _packed(item, flat, index)
+            packed.append(_sequence_like(item, child))
+        else:
+            packed.append(flat[index])
+            index += 1
+    return index, packed
+
+
+def pack_sequence_as(structure, flat_sequence):
+    flat_sequence = list(flat_sequence)
+    if not _is_sequence(structure):
+        if len(flat_sequence) != 1:
+            raise ValueError(f"Structure is a scalar but len(flat_sequence) == {len(flat_sequence)} > 1")
+        return flat_sequence[0]
+    expected = len(flatten(structure))
+    if expected != len(flat_sequence):
+        raise ValueError(f"Could not pack sequence. Structure had {expected} elements, but flat_sequence had "
+                         f"{len(flat_sequence)} elements.  Structure: {structure}, flat_sequence: {flat_sequence}.")
+    _, packed = _packed(structure, flat_sequence, 0)
+    return _sequence_like(structure, packed)
+
+
+def _py_str(value) -> str:
+    """TF's PyObjectToString."""
+    return f"type={type(value).__name__} str={value}"
+
+
+def _structure_mismatch(o1, o2, check_types: bool):
+    """(message, is_type_error) of TF's AssertSameStructureHelper, or None."""
+    seq1, seq2 = _is_sequence(o1), _is_sequence(o2)
+    if seq1 != seq2:
+        seq, non_seq = (o1, o2) if seq1 else (o2, o1)
+        return (f'Substructure "{_py_str(seq)}" is a sequence, while substructure "{_py_str(non_seq)}" is not',
+                False)
+    if not seq1:
+        return None
+    if check_types:
+        type1, type2 = type(o1), type(o2)
+        same_namedtuple = (_is_namedtuple(o1) and _is_namedtuple(o2) and type1.__name__ == type2.__name__
+                           and o1._fields == o2._fields)
+        if type1 is not type2 and not same_namedtuple:
+            return (f"The two namedtuples don't have the same sequence type. First structure {_py_str(o1)} has type "
+                    f"{type1.__name__}, while second structure {_py_str(o2)} has type {type2.__name__}", True)
+        if isinstance(o1, dict) and set(o1) != set(o2):
+            return (f"The two dictionaries don't have the same set of keys. First structure has keys "
+                    f"{_py_str(list(o1))}, while second structure has keys {_py_str(list(o2))}", False)
+    items1, items2 = _items(o1), _items(o2)
+    if len(items1) != len(items2):
+        return (f"The two structures don't have the same number of elements. First structure: {_py_str(o1)}. "
+                f"Second structure: {_py_str(o2)}", False)
+    for a, b in zip(items1, items2):
+        mismatch = _structure_mismatch(a, b, check_types)
+        if mismatch:
+            return mismatch
+    return None
+
+
+def assert_same_structure(nest1, nest2, check_types: bool = True) -> None:
+    """nest.assert_same_structure with TF 1.15's messages (ValueError, TypeError for types)."""
+    mismatch = _structure_mismatch(nest1, nest2, check_types)
+    if mismatch:
+        message, is_type_error = mismatch
+        error = TypeError if is_type_error else ValueError
+        raise error(f"The two structures don't have the same nested structure.\n\nFirst structure: {_py_str(nest1)}"
+                    f"\n\nSecond structure: {_py_str(nest2)}\n\nMore specifically: {message}")
+
+
+def map_structure(func, *structures, check_types: bool = True):
+    for other in structures[1:]:
+        assert_same_structure(structures[0], other, check_types=check_types)
+    flats = [flatten(s) for s in structures]
+    return pack_sequence_as(structures[0], [func(*leaves) for leaves in zip(*flats)])
+
+
+# =============================================================================================
+# the primitive ops' Python wrappers
+# =============================================================================================
+def _outputs(op_type: str, inputs: list, attrs=None, name=None) -> list:
+    return apply_op(op_type, inputs, attrs, name=name).outputs
+
+
+def switch(data, pred, dtype=None, name=None):
+    """(output_false, output_true): ``data`` forwarded to the output ``pred`` selects."""
+    with name_scope(name, "Switch", [data, pred]) as scope:
+        data = convert_to_tensor(data, dtype=dtype, name="data", as_ref=True)
+        pred = convert_to_tensor(pred, name="pred")
+        return builtins.tuple(_outputs("Switch", [data, pred], name=scope))
+
+
+def ref_switch(data, pred, name=None):
+    return builtins.tuple(_outputs("RefSwitch", [data, pred], name=name))
+
+
+def _SwitchRefOrTensor(data, pred, name="Switch"):  # noqa: N802 - TF's name
+    data = convert_to_tensor(data, name="data")
+    with colocate_with(data, ignore_existing=True):
+        if data.dtype.is_ref_dtype:
+            return ref_switch(data, pred, name=name)
+        return switch(data, pred, name=name)
+
+
+def merge(inputs, name=None):
+    """(output, value_index): a Merge (RefMerge when every input is a ref)."""
+    if any(inp is None for inp in inputs):
+        raise ValueError(f"At least one of the merge inputs is None: {inputs}")
+    with name_scope(name, "Merge", inputs) as scope:
+        inputs = [convert_to_tensor(inp, as_ref=True) for inp in inputs]
+        op_type = "RefMerge" if all(t.dtype.is_ref_dtype for t in inputs) else "Merge"
+        return builtins.tuple(_outputs(op_type, [inputs], name=scope))
+
+
+def _Enter(data, frame_name, is_constant=False, parallel_iterations=10, use_ref=True,  # noqa: N802
+           use_input_shape=True, name=None) -> Tensor:
+    data = convert_to_tensor(data, as_ref=True)
+    op_type = "RefEnter" if data.dtype.is_ref_dtype and use_ref else "Enter"
+    result = _outputs(op_type, [data], {"frame_name": frame_name, "is_constant": is_constant,
+                                        "parallel_iterations": parallel_iterations}, name=name)[0]
+    if use_input_shape:
+        result.set_shape(data.get_shape())
+    return result
+
+
+def exit(data, name=None) -> Tensor:  # noqa: A001 - TF's name
+    data = convert_to_tensor(data, as_ref=True)
+    return _outputs("RefExit" if data.dtype.is_ref_dtype else "Exit", [data], name=name)[0]
+
+
+def _NextIteration(data, name=None) -> Tensor:  # noqa: N802
+    data = convert_to_tensor(data, as_ref=True)
+    return _outputs("RefNextIteration" if data.dtype.is_ref_dtype else "NextIteration", [data], name=name)[0]
+
+
+def loop_cond(pred, name=None) -> Tensor:
+    return _outputs("LoopCond", [pred], name=name)[0]
+
+
+def _Identity(data, name=None) -> Tensor:  # noqa: N802
+    data = convert_to_tensor(data, as_ref=True)
+    return _outputs("RefIdentity" if data.dtype.is_ref_dtype else "Identity", [data], name=name)[0]
+
+
+def _identity(data, name=None) -> Tensor:
+    return _outputs("Identity", [data], name=name)[0]
+
+
+# =============================================================================================
+# control_flow_util
+# =============================================================================================
+def _is_loop_exit(op) -> bool:
+    return op.type in ("Exit", "RefExit")
+
+
+def _is_loop_enter(op) -> bool:
+    return op.type in ("Enter", "RefEnter")
+
+
+def _is_loop_constant_enter(op) -> bool:
+    return _is_loop_enter(op) and bool(op._attrs.get("is_constant"))
+
+
+def get_output_context(op):
+    """The context of ``op``'s outputs (an Exit's outputs belong to the outer context)."""
+    ctxt = op._control_flow_context
+    if ctxt is not None and _is_loop_exit(op):
+        ctxt = ctxt.outer_context
+    return ctxt
+
+
+def _is_containing_context(ctxt, maybe_containing) -> bool:
+    while ctxt is not maybe_containing:
+        if ctxt is None:
+            return False
+        ctxt = ctxt.outer_context
+    return True
+
+
+def op_in_context(op, ctxt) -> bool:
+    return _is_containing_context(op._control_flow_context, ctxt)
+
+
+# =============================================================================================
+# contexts
+# =============================================================================================
+class ControlFlowContext:
+    """Base of CondContext and WhileContext (TF's ControlFlowContext).
+
+    ``outer_context``: the context this one was created in (None at top level);
+    ``_values``: names of the tensors seen in this context; ``_external_values``: outside
+    tensor name -> the tensor standing for it inside (a Switch/Enter output);
+    ``_nested_contexts``: the contexts created inside this one.
+    """
+
+    def __init__(self):
+        self._graph = get_default_graph()
+        self._nested_contexts: list = []
+        self._outer_context = self._graph._get_control_flow_context()
+        if self._outer_context is not None:
+            self._outer_context._nested_contexts.append(self)
+        self._context_stack: list = []
+        self._values: set = set()
+        self._external_values: dict = {}
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def outer_context(self):
+        return self._outer_context
+
+    @property
+    def nested_contexts(self) -> list:
+        return list(self._nested_contexts)
+
+    @property
+    def external_values(self) -> dict:
+        """Outside tensor name -> the tensor that stands for it in this context."""
+        return dict(self._external_values)
+
+    def AddName(self, name: str) -> None:  # noqa: N802 - TF's method names
+        self._values.add(name)
+
+    def Enter(self) -> None:  # noqa: N802
+        graph = get_default_graph()
+        self._context_stack.append(graph._get_control_flow_context())
+        graph._set_control_flow_context(self)
+
+    def Exit(self) -> None:  # noqa: N802
+        graph = get_default_graph()
+        graph._set_control_flow_context(self._context_stack.pop())
+
+    def ExitResult(self, result) -> None:  # noqa: N802
+        """Make the result tensors known to the outer context."""
+        if self._outer_context is not None:
+            for x in flatten(result):
+                self._outer_context.AddName(x.name)
+
+    def GetWhileContext(self):  # noqa: N802
+        if self._outer_context is not None:
+            return self._outer_context.GetWhileContext()
+        return None
+
+    def _RemoveExternalControlEdges(self, op):  # noqa: N802
+        """Drop control inputs of ``op`` from outside the enclosing while loop; returns
+        (internal, external) control inputs."""
+        while_ctxt = self.GetWhileContext()
+        if while_ctxt is None:
+            internal, external = op.control_inputs, []
+        else:
+            internal, external = [], []
+            for x in op.control_inputs:
+                ctxt = get_output_context(x)
+                if ctxt is not None and ctxt.GetWhileContext() is while_ctxt:
+                    internal.append(x)
+                else:
+                    external.append(x)
+        if len(internal) != len(op.control_inputs):
+            op._remove_all_control_inputs()
+            op._add_control_inputs(internal)
+        return internal, external
+
+    def AddInnerOp(self, op) -> None:  # noqa: N802
+        if self._outer_context is not None:
+            self._outer_context.AddInnerOp(op)
+
+    def GetControlPivot(self):  # noqa: N802
+        return None
+
+    def IsWhileContext(self) -> bool:  # noqa: N802
+        return False
+
+    def IsCondContext(self) -> bool:  # noqa: N802
+        return False
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CondContext(ControlFlowContext):
+    """One branch of a tf.cond (TF's CondContext).
+
+    TF's attributes: ``pred`` (the ``cond/pred_id`` tensor), ``pivot`` (``cond/switch_t``
+    for branch 1, ``cond/switch_f`` for branch 0; ops of the branch without inputs get it
+    as a control input), ``branch`` (1 = true_fn, 0 = false_fn), ``outer_context``,
+    ``name`` (``cond/cond_text``, ``cond/cond_text_1``), ``external_values`` (outside
+    tensor name -> the Switch output used inside; the pred maps to itself).
+
+    Added by tfc for lowering the construct: ``switches`` (list of (outside tensor, the
+    Switch output standing for it in this branch), in creation order, the pred's own
+    ``cond/Switch`` excluded), ``branch_outputs`` (the flat list of tensors this branch
+    returns, in nest order; each is the data input of one Merge), ``merges`` (the cond's
+    Merge ops, shared by both branches; Merge i has inputs (false output i, true output
+    i)), ``other_branch`` (the context of the other branch), ``switch_op`` (the
+    ``cond/Switch`` op of the predicate).
+    """
+
+    def __init__(self, pred, pivot, branch, name="cond_text"):
+        self._name = get_default_graph().unique_name(name)
+        super().__init__()
+        self._pred = pred
+        self._pivot = pivot
+        self._branch = branch
+        self._values.add(pred.name)
+        self._external_values[pred.name] = pred
+        self._values.add(pivot.name)
+        pivot.op._set_control_flow_context(self)
+        self.switches: list = []
+        self.branch_outputs: list = []
+        self.merges: list = []
+        self.other_branch = None
+        self.switch_op = None
+
+    @property
+    def pred(self) -> Tensor:
+        return self._pred
+
+    @property
+    def pivot(self) -> Tensor:
+        return self._pivot
+
+    @property
+    def branch(self) -> int:
+        return self._branch
+
+    @property
+    def back_prop(self) -> bool:
+        while_ctxt = self.GetWhileContext()
+        return while_ctxt.back_prop if while_ctxt is not None else False
+
+    def GetControlPivot(self):  # noqa: N802
+        return self._pivot
+
+    def IsCondContext(self) -> bool:  # noqa: N802
+        return True
+
+    def AddValue(self, val: Tensor) -> Tensor:  # noqa: N802
+        """The tensor that stands for ``val`` in this branch (switching it in if outside)."""
+        if val.name in self._values:
+            result = self._external_values.get(val.name)
+            return val if result is None else result
+        result = val
+        self._values.add(val.name)
+        if self._outer_context is not None:
+            result = self._outer_context.AddValue(val)
+            self._values.add(result.name)
+            self._external_values[result.name] = result
+        with control_dependencies(None):
+            result = _SwitchRefOrTensor(result, self._pred)[self._branch]
+            if self._outer_context is not None:
+                self._outer_context.AddInnerOp(result.op)
+        result.graph.prevent_fetching(result.op)
+        result.op._set_control_flow_context(self)
+        ctxt = self
+        while ctxt is not None:
+            ctxt._values.add(result.name)
+            ctxt = ctxt._outer_context
+        self._external_values[val.name] = result
+        self.switches.append((val, result))
+        return result
+
+    def AddOp(self, op: Operation) -> None:  # noqa: N802
+        self._AddOpInternal(op)
+
+    def _AddOpInternal(self, op: Operation) -> None:  # noqa: N802
+        if not op.inputs:
+            self._RemoveExternalControlEdges(op)
+            if not any(op_in_context(c, self) for c in op.control_inputs):
+                op._add_control_input(self._pivot.op)
+        else:
+            for index, x in enumerate(op.inputs):
+                if op.type == "Merge" and x.op.type == "NextIteration":
+                    real_x = x
+                else:
+                    real_x = self.AddValue(x)
+                if real_x is not x:
+                    op._update_input(index, real_x)
+            self._RemoveExternalControlEdges(op)
+        ctxt = self
+        while ctxt is not None:
+            ctxt._values.update(t.name for t in op.outputs)
+            ctxt = ctxt._outer_context
+        if self._outer_context is not None or not _is_loop_exit(op):
+            op.graph.prevent_fetching(op)
+        if self._outer_context is not None:
+            self._outer_context.AddInnerOp(op)
+
+    def _ProcessOutputTensor(self, val: Tensor) -> Tensor:  # noqa: N802
+        real_val = val
+        if val.name not in self._values:
+            # The branch returns an outside tensor (lambda: x): switch it in here.
+            self._values.add(val.name)
+            if self._outer_context is not None:
+                real_val = self._outer_context.AddValue(val)
+                self._values.add(real_val.name)
+                self._external_values[real_val.name] = real_val
+            real_val = _SwitchRefOrTensor(real_val, self._pred)[self._branch]
+            self._external_values[val.name] = real_val
+            self.switches.append((val, real_val))
+        else:
+            external_val = self._external_values.get(val.name)
+            if external_val is not None:
+                real_val = external_val
+        return real_val
+
+    def _BuildCondTensor(self, v):  # noqa: N802
+        if isinstance(v, Operation):
+            from .ops.control_flow_ops import with_dependencies
+
+            return with_dependencies([v], self._pivot)
+        return self._ProcessOutputTensor(convert_to_tensor(v))
+
+    def BuildCondBranch(self, fn):  # noqa: N802
+        """Call ``fn`` in this context: (its result, the flat list of branch outputs)."""
+        original_result = fn()
+        if original_result is None:
+            return None, None
+        result = map_structure(self._BuildCondTensor, original_result)
+        if not isinstance(result, (list, builtins.tuple)):
+            result = [result]
+        return original_result, result
+
+
+class WhileContext(ControlFlowContext):
+    """A tf.while_loop (TF's WhileContext); ops of the cond and body functions belong to it.
+
+    TF's attributes: ``name`` (the frame name, e.g. ``while/while_context``, the Enter
+    ops' ``frame_name``), ``maximum_iterations`` (the scalar tensor, or None),
+    ``parallel_iterations``, ``back_prop``, ``swap_memory``, ``pivot`` (the LoopCond
+    output), ``_pivot_for_pred`` (the first Merge output: control input of input-less ops
+    in the cond function), ``_pivot_for_body`` (the first Identity: same for the body),
+    ``loop_enters`` / ``loop_exits`` (Enter / Exit outputs, one per flat loop variable),
+    ``outer_context``, ``external_values``.
+
+    Added by tfc for lowering the construct, one entry per flat loop variable (with
+    ``maximum_iterations`` the iteration counter is loop variable 0): ``loop_merges`` (the
+    Merge outputs: input 0 the Enter, input 1 the NextIteration), ``loop_switches`` (the
+    Switch ops: output 0 goes to the Exit, output 1 to the body), ``loop_identities``
+    (the Identity outputs the body function received), ``loop_next_iterations`` (the
+    NextIteration outputs; their input is the body's result), ``body_outputs`` (the
+    tensors the body returned, flat), ``loop_cond_op`` (the LoopCond op; its input is the
+    cond function's result), ``captured`` (list of (outside tensor, its Enter output with
+    ``is_constant=True``) for the loop invariants the loop uses, in creation order).
+    """
+
+    def __init__(self, maximum_iterations=None, parallel_iterations=10, back_prop=True, swap_memory=False,
+                 name="while_context"):
+        super().__init__()
+        if not isinstance(parallel_iterations, int) or parallel_iterations <= 0:
+            raise ValueError(f"`parallel_iterations` must be a positive integer: {parallel_iterations}")
+        self._name = get_default_graph().unique_name(name)
+        self._maximum_iterations = maximum_iterations
+        self._parallel_iterations = parallel_iterations
+        self._back_prop = back_prop
+        self._swap_memory = swap_memory
+        self._pivot_for_pred = None
+        self._pivot_for_body = None
+        self._pivot = None
+        self._loop_exits: list = []
+        self._loop_enters: list = []
+        self.loop_merges: list = []
+        self.loop_switches: list = []
+        self.loop_identities: list = []
+        self.loop_next_iterations: list = []
+        self.body_outputs: list = []
+        self.loop_cond_op = None
+        self.captured: list = []
+
+    @property
+    def maximum_iterations(self):
+        return self._maximum_iterations
+
+    @property
+    def parallel_iterations(self) -> int:
+        return self._parallel_iterations
+
+    @property
+    def back_prop(self) -> bool:
+        return self._back_prop
+
+    @property
+    def swap_memory(self) -> bool:
+        return self._swap_memory
+
+    @property
+    def pivot(self):
+        return self._pivot
+
+    @property
+    def loop_enters(self) -> list:
+        return self._loop_enters
+
+    @property
+    def loop_exits(self) -> list:
+        return self._loop_exits
+
+    @property
+    def grad_state(self):
+        return None
+
+    def GetWhileContext(self):  # noqa: N802
+        return self
+
+    def GetControlPivot(self):  # noqa: N802
+        return self._pivot_for_body if self._pivot_for_body is not None else self._pivot_for_pred
+
+    def IsWhileContext(self) -> bool:  # noqa: N802
+        return True
+
+    def AddValue(self, val: Tensor) -> Tensor:  # noqa: N802
+        """The tensor standing for ``val`` in the loop (an ``is_constant`` Enter if outside)."""
+        result = val
+        new_value = val.name not in self._values and val.op._control_flow_context is not self
+        if new_value:
+            self._values.add(val.name)
+            if self._outer_context is not None:
+                result = self._outer_context.AddValue(val)
+            with control_dependencies(None):
+                enter = _Enter(result, self._name, is_constant=True, parallel_iterations=self._parallel_iterations)
+                enter.graph.prevent_feeding(enter)
+                if self._outer_context is not None:
+                    self._outer_context.AddInnerOp(enter.op)
+            self._FixControlInputsAndContext([enter])
+            self._values.add(enter.name)
+            self._external_values[val.name] = enter
+            self.captured.append((val, enter))
+            result = enter
+        else:
+            actual = self._external_values.get(val.name)
+            if actual is not None:
+                result = actual
+        return result
+
+    def AddOp(self, op: Operation) -> None:  # noqa: N802
+        self._AddOpInternal(op)
+
+    def _AddOpInternal(self, op: Operation) -> None:  # noqa: N802
+        if not op.inputs:
+            control_inputs, external_inputs = self._RemoveExternalControlEdges(op)
+            if not control_inputs:
+                op._add_control_input(self.GetControlPivot().op)
+        else:
+            for index, x in enumerate(op.inputs):
+                real_x = self.AddValue(x)
+                if real_x is not x:
+                    op._update_input(index, real_x)
+            _, external_inputs = self._RemoveExternalControlEdges(op)
+            self._MaybeAddControlDependency(op)
+        for x in op.outputs:
+            self._values.add(x.name)
+        if external_inputs:
+            # Control inputs from outside the loop: pull them in as the data input of an
+            # Identity in the loop (TF ignores the ones without outputs).
+            with control_dependencies(None):
+                self.Enter()
+                external_inputs = [_identity(x.outputs[0]).op for x in external_inputs if x.outputs]
+                self.Exit()
+            op._add_control_inputs(external_inputs)
+        if self._outer_context is not None or not _is_loop_exit(op):
+            op.graph.prevent_fetching(op)
+            for x in op.outputs:
+                op.graph.prevent_feeding(x)
+        if self._outer_context is not None:
+            self._outer_context.AddInnerOp(op)
+
+    def _MaybeAddControlDependency(self, op: Operation) -> None:  # noqa: N802
+        """An op whose inputs are all loop invariants runs once per iteration: pivot it."""
+        if op.control_inputs:
+            return
+        if all(_is_loop_constant_enter(x.op) for x in op.inputs):
+            op._add_control_input(self.GetControlPivot().op)
+
+    def _FixControlInputsAndContext(self, enters: list) -> None:  # noqa: N802
+        graph = get_default_graph()
+        for x in enters:
+            inp_op = x.op.inputs[0].op
+            control_inputs = graph._control_dependencies_for_inputs([inp_op])
+            outer_control_inputs = []
+            for op in control_inputs:
+                keep = True
+                op_ctxt = get_output_context(op)
+                outer_ctxt = self.outer_context
+                outer_while = None if outer_ctxt is None else outer_ctxt.GetWhileContext()
+                while outer_ctxt is not op_ctxt:
+                    if outer_ctxt is None or outer_ctxt is outer_while:
+                        keep = False
+                        break
+                    outer_ctxt = outer_ctxt.outer_context
+                if keep:
+                    outer_control_inputs.append(op)
+            x.op._set_control_flow_context(self)
+            x.op._add_control_inputs(outer_control_inputs)
+            graph._record_op_seen_by_control_dependencies(x.op)
+
+    def _InitializeValues(self, values) -> None:  # noqa: N802
+        self._values = set()
+        for x in values:
+            if not isinstance(x, Tensor):
+                raise TypeError(f"Type {type(x)} not supported")
+            self._values.add(x.name)
+
+    def _BuildLoop(self, pred, body, original_loop_vars, loop_vars, shape_invariants):  # noqa: N802
+        self._InitializeValues(loop_vars)
+        real_vars = loop_vars
+        if self._outer_context is not None:
+            real_vars = [self._outer_context.AddValue(x) for x in loop_vars]
+        with control_dependencies(None):
+            enter_vars = [_Enter(x, self._name, is_constant=False, parallel_iterations=self._parallel_iterations,
+                                 use_input_shape=(shape_invariants is None)) for x in real_vars]
+            for x in enter_vars:
+                x.graph.prevent_feeding(x)
+                if self._outer_context is not None:
+                    self._outer_context.AddInnerOp(x.op)
+        # The closest enclosing control pivot gates loop-invariant entering values.
+        outer_context = self._outer_context
+        control_pivot = None
+        while outer_context is not None and control_pivot is None:
+            control_pivot = outer_context.GetControlPivot()
+            outer_context = outer_context._outer_context
+        if control_pivot is not None:
+            for var in enter_vars:
+                if _is_loop_constant_enter(var.op.inputs[0].op):
+                    var.op._add_control_input(control_pivot.op)
+        _SetShapeInvariants(real_vars, enter_vars, shape_invariants)
+        self._FixControlInputsAndContext(enter_vars)
+        self._InitializeValues(enter_vars)
+        self._loop_enters = enter_vars
+
+        merge_vars = [merge([x, x])[0] for x in enter_vars]
+        self._pivot_for_pred = merge_vars[0]
+        self.loop_merges = merge_vars
+        packed_vars = pack_sequence_as(original_loop_vars, merge_vars)
+        c = convert_to_tensor(pred(*packed_vars))
+        self._pivot = loop_cond(c, name="LoopCond")
+        self.loop_cond_op = self._pivot.op
+        switch_vars = [_SwitchRefOrTensor(x, self._pivot) for x in merge_vars]
+        self.loop_switches = [s[0].op for s in switch_vars]
+
+        vars_for_body = [_Identity(x[1]) for x in switch_vars]
+        self._pivot_for_body = vars_for_body[0]
+        self.loop_identities = vars_for_body
+        packed_vars_for_body = pack_sequence_as(original_loop_vars, vars_for_body)
+        body_result = body(*packed_vars_for_body)
+        if not _is_sequence(body_result):
+            body_result = [body_result]
+        # TF forces the first level to a list: inputs are typically lists, outputs tuples.
+        assert_same_structure(list(packed_vars_for_body), list(body_result))
+        original_body_result = body_result
+        result = [convert_to_tensor(x) for x in flatten(body_result)]
+        if len(merge_vars) != len(result):
+            raise ValueError(f"Number of inputs and outputs of body must match loop_vars: {len(merge_vars)}, "
+                             f"{len(result)}")
+        self.body_outputs = result
+        self.loop_next_iterations = [_AddNextAndBackEdge(m, v) for m, v in zip(merge_vars, result)]
+        exit_vars = [exit(x[0]) for x in switch_vars]
+        self._loop_exits = exit_vars
+        self.ExitResult(exit_vars)
+        return original_body_result, exit_vars
+
+    def BuildLoop(self, pred, body, loop_vars, shape_invariants, return_same_structure):  # noqa: N802
+        original_loop_vars = loop_vars
+        flat = flatten(loop_vars)
+        loop_vars = [convert_to_tensor(x) for x in flat]
+        if shape_invariants is None:
+            shape_invariants = [x.shape for x in loop_vars]
+        try:
+            self.Enter()
+            original_body_result, exit_vars = self._BuildLoop(pred, body, original_loop_vars, loop_vars,
+                                                              shape_invariants)
+        finally:
+            self.Exit()
+        packed_exit_vars = pack_sequence_as(original_body_result, exit_vars)
+        if return_same_structure:
+            return packed_exit_vars
+        return packed_exit_vars[0] if len(exit_vars) == 1 else packed_exit_vars
+
+
+# =============================================================================================
+# loop helpers
+# =============================================================================================
+def _ShapeLessThanOrEqual(shape1, shape2) -> bool:  # noqa: N802
+    if shape2.dims is None:
+        return True
+    if shape1.ndims != shape2.ndims:
+        return False
+    for dim1, dim2 in zip(shape1.dims, shape2.dims):
+        if dim2.value is not None and dim1.value != dim2.value:
+            return False
+    return True
+
+
+def _get_shape_invariant(var, shape=None):
+    if shape is None:
+        return var.shape
+    return shape
+
+
+def _SetShapeInvariants(input_vars, enter_vars, shapes) -> None:  # noqa: N802
+    if shapes is None:
+        return
+    flat_shapes = flatten(shapes)
+    if not all(isinstance(s, TensorShape) for s in flat_shapes):
+        raise ValueError("`shapes` must be a (possibly nested) list of shapes.")
+    for inp, var, shape in zip(input_vars, enter_vars, flat_shapes):
+        if not _ShapeLessThanOrEqual(inp.get_shape(), shape):
+            raise ValueError(f"The shape invariant specified for {inp.name} is not compatible with the initial shape "
+                             f"of the loop variable. It enters the loop with shape {inp.get_shape()}, but the "
+                             f"specified shape invariant is {shape}.")
+        var.set_shape(shape)
+
+
+def _EnforceShapeInvariant(merge_var, next_var) -> None:  # noqa: N802
+    m_shape = merge_var.get_shape()
+    n_shape = next_var.get_shape()
+    if not _ShapeLessThanOrEqual(n_shape, m_shape):
+        enter = merge_var.op.inputs[0].op
+        input_t = enter.inputs[0]
+        raise ValueError(f"Input tensor '{input_t.name}' enters the loop with shape {input_t.shape}, but has shape "
+                         f"{n_shape} after one iteration. To allow the shape to vary across iterations, use the "
+                         f"`shape_invariants` argument of tf.while_loop to specify a less-specific shape.")
+
+
+def _AddNextAndBackEdge(m, v):  # noqa: N802
+    v = convert_to_tensor(v)
+    v = _NextIteration(v)
+    _EnforceShapeInvariant(m, v)
+    if v.dtype.base_dtype != m.dtype.base_dtype:
+        from .errors import InvalidArgumentError
+
+        raise InvalidArgumentError(
+            None, None, f"Input 1 of node {m.op.name} was passed {v.dtype.base_dtype.name} from {v.name} incompatible "
+                        f"with expected {m.dtype.base_dtype.name}.")
+    m.op._update_input(1, v)
+    return v
+
+
+# =============================================================================================
+# tf.cond, tf.case, tf.while_loop
+# =============================================================================================
+def _unpack_if_singleton(res):
+    if isinstance(res, (list, builtins.tuple)) and len(res) == 1:
+        return res[0]
+    return res
+
+
+def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
+    """tf.cond (v1): ``true_fn()`` if ``pred`` else ``false_fn()``, as a Switch/Merge graph."""
+    if fn1 is not None:
+        if true_fn is not None:
+            raise TypeError("cond(): true_fn and fn1 may not be set simultaneously.")
+        true_fn = fn1
+    elif true_fn is None:
+        raise TypeError("cond(): true_fn argument required")
+    if fn2 is not None:
+        if false_fn is not None:
+            raise TypeError("cond(): false_fn and fn2 may not be set simultaneously.")
+        false_fn = fn2
+    elif false_fn is None:
+        raise TypeError("cond(): false_fn argument required")
+    if not callable(true_fn):
+        raise TypeError("true_fn must be callable.")
+    if not callable(false_fn):
+        raise TypeError("false_fn must be callable.")
+
+    with name_scope(name, "cond", [pred]):
+        if isinstance(pred, bool):
+            raise TypeError("pred must not be a Python bool")
+        p_2, p_1 = switch(pred, pred)
+        pivot_1 = _identity(p_1, name="switch_t")
+        pivot_2 = _identity(p_2, name="switch_f")
+        pred = _identity(pred, name="pred_id")
+        for tensor in [p_1, p_2, pivot_1, pivot_2, pred]:
+            tensor.graph.prevent_fetching(tensor.op)
+
+        context_t = CondContext(pred, pivot_1, branch=1)
+        try:
+            context_t.Enter()
+            orig_res_t, res_t = context_t.BuildCondBranch(true_fn)
+            if orig_res_t is None:
+                raise ValueError("true_fn must have a return value.")
+            context_t.ExitResult(res_t)
+        finally:
+            context_t.Exit()
+
+        context_f = CondContext(pred, pivot_2, branch=0)
+        try:
+            context_f.Enter()
+            orig_res_f, res_f = context_f.BuildCondBranch(false_fn)
+            if orig_res_f is None:
+                raise ValueError("false_fn must have a return value.")
+            context_f.ExitResult(res_f)
+        finally:
+            context_f.Exit()
+
+        if not strict:
+            orig_res_t = _unpack_if_singleton(orig_res_t)
+            orig_res_f = _unpack_if_singleton(orig_res_f)
+        try:
+            assert_same_structure(orig_res_t, orig_res_f)
+        except (TypeError, ValueError):
+            # TF maps a cast over both structures first, which raises nest's own error.
+            map_structure(lambda a, b: None, orig_res_t, orig_res_f)
+            map_structure(lambda a, b: None, res_t, res_f)
+            try:
+                assert_same_structure(orig_res_t, orig_res_f)
+            except TypeError as e:
+                raise TypeError(f"Incompatible return types of true_fn and false_fn: {e}") from None
+            except ValueError as e:
+                raise ValueError(f"Incompatible return values of true_fn and false_fn: {e}") from None
+
+        if not res_t:
+            raise ValueError("true_fn and false_fn must return at least one result.")
+        res_t_flat = flatten(res_t)
+        res_f_flat = flatten(res_f)
+        for x, y in zip(res_t_flat, res_f_flat):
+            if x.dtype.base_dtype != y.dtype.base_dtype:
+                raise ValueError(f"Outputs of true_fn and false_fn must have the same type: {x.dtype.name}, "
+                                 f"{y.dtype.name}")
+        merges = [merge(pair)[0] for pair in zip(res_f_flat, res_t_flat)]
+
+        for ctxt, other, outputs in ((context_t, context_f, res_t_flat), (context_f, context_t, res_f_flat)):
+            ctxt.branch_outputs = outputs
+            ctxt.merges = [m.op for m in merges]
+            ctxt.other_branch = other
+            ctxt.switch_op = p_1.op
+        if context_t.outer_context is None:
+            get_default_graph().add_to_collection(GraphKeys.COND_CONTEXT, context_t)
+            get_default_graph().add_to_collection(GraphKeys.COND_CONTEXT, context_f)
+
+        merges = pack_sequence_as(orig_res_t, merges)
+        if not strict:
+            merges = _unpack_if_singleton(merges)
+        return merges
+
+
+def _case_verify_and_canonicalize_args(pred_fn_pairs, exclusive, name):
+    if not isinstance(pred_fn_pairs, (list, builtins.tuple, dict)):
+        raise TypeError("fns must be a list, tuple, or dict")
+    if isinstance(pred_fn_pairs, collections.OrderedDict):
+        pred_fn_pairs = list(pred_fn_pairs.items())
+    elif isinstance(pred_fn_pairs, dict):
+        pred_fn_pairs = sorted(pred_fn_pairs.items(), key=lambda item: item[0].name)
+    for pred_fn_pair in pred_fn_pairs:
+        if not isinstance(pred_fn_pair, builtins.tuple) or len(pred_fn_pair) != 2:
+            raise TypeError("Each entry in pred_fn_pairs must be a 2-tuple")
+        pred, fn = pred_fn_pair
+        if isinstance(pred, Tensor):
+            if pred.dtype != dtypes.bool:
+                raise TypeError(f"pred must be Tensor of type bool: {pred.name}")
+        else:
+            raise TypeError(f"pred must be a Tensor, got: {pred}")
+        if not callable(fn):
+            raise TypeError(f"fn for pred {pred.name} must be callable.")
+    predicates, actions = zip(*pred_fn_pairs) if pred_fn_pairs else ((), ())
+    return predicates, actions
+
+
+def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
+    """tf.case (v1): nested conds, the first pair's outermost (``case/cond/cond/...``)."""
+    predicates, actions = _case_verify_and_canonicalize_args(pred_fn_pairs, exclusive, name)
+    with name_scope(name, "case", [predicates]):
+        if default is None or exclusive:
+            # TF builds Assert ops here (the default checks no other predicate is true;
+            # exclusive=True checks at most one is); tfc has no Assert op yet.
+            raise NotImplementedError("tf.case without a default or with exclusive=True needs the Assert op, which "
+                                      "tfc does not support yet")
+        fn = default
+        for predicate, action in reversed(list(zip(predicates, actions))):
+            fn = functools.partial(cond, predicate, true_fn=action, false_fn=fn, strict=strict)
+        return fn()
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,  # noqa: C901
+               swap_memory=False, name=None, maximum_iterations=None, return_same_structure=False):
+    """tf.while_loop (v1): repeat ``body`` while ``cond``; a WhileContext loop."""
+    if not callable(cond):
+        raise TypeError("cond must be callable.")
+    if not callable(body):
+        raise TypeError("body must be callable.")
+    if parallel_iterations < 1:
+        raise TypeError("parallel_iterations must be a positive integer.")
+
+    with name_scope(name, "while", loop_vars):
+        if not loop_vars:
+            raise ValueError("No loop variables provided")
+        try_to_pack = len(loop_vars) == 1 and not return_same_structure
+        if maximum_iterations is not None:
+            from .ops.constant_op import constant
+            from .ops.math_ops import logical_and
+
+            maximum_iterations = convert_to_tensor(maximum_iterations, name="maximum_iterations")
+            if maximum_iterations.shape.ndims != 0:
+                raise ValueError(f"maximum_iterations must be a scalar, saw shape: {maximum_iterations.shape}")
+            counter = constant(0, dtype=maximum_iterations.dtype, name="iteration_counter")
+            orig_cond, orig_body = cond, body
+            if try_to_pack:
+                loop_vars = (counter, loop_vars[0])
+                cond = lambda i, lv: logical_and(i < maximum_iterations, orig_cond(lv))  # noqa: E731
+                body = lambda i, lv: (i + 1, orig_body(lv))  # noqa: E731
+            else:
+                loop_vars = (counter, loop_vars)
+                cond = lambda i, lv: logical_and(i < maximum_iterations, orig_cond(*lv))  # noqa: E731
+                body = lambda i, lv: (i + 1, orig_body(*lv))  # noqa: E731
+            try_to_pack = False
+
+        if shape_invariants is not None:
+            if maximum_iterations is not None:
+                shape_invariants = (TensorShape([]), shape_invariants)
+            assert_same_structure(loop_vars, shape_invariants, check_types=False)
+            shape_invariants = map_structure(_get_shape_invariant, loop_vars, shape_invariants)
+
+        loop_context = WhileContext(maximum_iterations=maximum_iterations, parallel_iterations=parallel_iterations,
+                                    back_prop=back_prop, swap_memory=swap_memory)
+        if loop_context.outer_context is None:
+            get_default_graph().add_to_collection(GraphKeys.WHILE_CONTEXT, loop_context)
+        result = loop_context.BuildLoop(cond, body, loop_vars, shape_invariants, return_same_structure)
+        if maximum_iterations is not None:
+            return result[1]
+        return result
+
+
+TF_EXPORTS = ["cond", "case", "while_loop"]

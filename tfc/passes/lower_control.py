@@ -1,0 +1,489 @@
+"""Lowering TF1 control flow (the v1 encoding) to the IR's structured ``if`` and ``while``.
+
+TF1 graphs branch and loop with dataflow primitives: ``Switch(data, pred)`` sends data to
+output 1 (pred true) or output 0; ``Merge`` forwards whichever input arrives. A cond is
+Switches on one predicate, two branches, Merges joining them. A loop is a frame: ``Enter``
+brings values in (``is_constant``: invariants), ``Merge(Enter, NextIteration)`` is a loop
+variable, ``LoopCond`` the predicate, ``Switch(Merge, LoopCond)`` sends the variable to the
+body (output 1) or to ``Exit`` (output 0), and ``NextIteration`` feeds the body's result
+back to the Merge. Graphs written by TensorFlow and graphs built by tfc's ``tf.cond`` /
+``tf.while_loop`` have exactly this structure, so it is recovered from the graph alone:
+
+1. Every op gets a context stack, propagated in topological order (NextIteration ->
+   Merge edges are back edges): a cond Switch's output k pushes (pred, k), a cond Merge
+   pops, Enter pushes its frame, Exit pops; any other op sits in the deepest context of
+   its (data and control) inputs, which must all be prefixes of it.
+2. Lowering walks one level at a time. Ops at the level lower as usual. The first Merge
+   of a cond lowers the whole cond: an ``if`` on the Switches' predicate whose regions
+   are the two branches' ops (lowered recursively), yielding the Merges' inputs. The first
+   Enter of a frame lowers the whole loop: a ``while`` whose carried values are the
+   Merges' initial values, whose condition region computes LoopCond's input from the
+   Merges and whose body computes the NextIteration inputs from the Switches' outputs;
+   Exits are its results.
+3. Regions are built referring to outer values directly (a Switch's output in a branch
+   is its data input; an invariant Enter's output is its input), then ``isolate`` turns
+   every outer value a region uses into an operand and a region argument: the IR's
+   regions see nothing else.
+
+A structure that does not fit (a Merge of unrelated values, an op mixing two branches)
+is reported on the op, with its file:line, like any op the compiler cannot lower.
+"""
+from __future__ import annotations
+
+from tfc import ir
+
+from .lower import prune
+
+SWITCH = frozenset({"Switch", "RefSwitch"})
+MERGE = frozenset({"Merge", "RefMerge"})
+ENTER = frozenset({"Enter", "RefEnter"})
+EXIT = frozenset({"Exit", "RefExit"})
+NEXT_ITERATION = frozenset({"NextIteration", "RefNextIteration"})
+LOOP_COND = frozenset({"LoopCond"})
+PRIMITIVES = SWITCH | MERGE | ENTER | EXIT | NEXT_ITERATION | LOOP_COND
+FUNCTIONAL_IF = frozenset({"If", "StatelessIf"})
+FUNCTIONAL_WHILE = frozenset({"While", "StatelessWhile"})
+
+
+class ControlFlowError(ValueError):
+    def __init__(self, op, reason: str):
+        super().__init__(reason)
+        self.op = op
+
+
+def has_control_flow(ops) -> bool:
+    return any(op.type in PRIMITIVES or op.type in FUNCTIONAL_IF or op.type in FUNCTIONAL_WHILE for op in ops)
+
+
+def predicate_source(tensor):
+    """The tensor a Switch's predicate copies (through Identity ops): TF's cond switches
+    its pivot on ``pred`` and its data on ``cond/pred_id``, an Identity of ``pred``."""
+    while tensor.op.type == "Identity" and tensor.op._inputs:
+        tensor = tensor.op._inputs[0]
+    return tensor
+
+
+def _is_back_edge(op, tensor) -> bool:
+    return op.type in MERGE and tensor.op.type in NEXT_ITERATION
+
+
+def _is_loop_switch(op) -> bool:
+    return op.type in SWITCH and op._inputs[1].op.type in LOOP_COND
+
+
+# -- 1. contexts -------------------------------------------------------------------------------
+def topological_order(ops) -> list:
+    """``ops`` ordered so that every op comes after its inputs (back edges aside)."""
+    members = set(ops)
+    pending = {}
+    consumers: dict = {}
+    for op in ops:
+        producers = {t.op for t in op._inputs if not _is_back_edge(op, t) and t.op in members}
+        producers |= {c for c in op._control_inputs if c in members}
+        pending[op] = len(producers)
+        for producer in producers:
+            consumers.setdefault(producer, []).append(op)
+    ready = [op for op in ops if pending[op] == 0]
+    order = []
+    while ready:
+        op = ready.pop(0) if len(ready) < 2 else ready.pop(0)
+        order.append(op)
+        for consumer in consumers.get(op, ()):
+            pending[consumer] -= 1
+            if pending[consumer] == 0:
+                ready.append(consumer)
+    if len(order) != len(ops):
+        stuck = next(op for op in ops if pending[op] > 0)
+        raise ControlFlowError(stuck, "the graph has a cycle that is not a while loop's NextIteration -> Merge")
+    return order
+
+
+class Contexts:
+    """The context stack of every op and output: a tuple of frames, each ("cond", pred
+    tensor, branch) or ("loop", frame name)."""
+
+    def __init__(self, order: list):
+        self.of_op: dict = {}
+        self.of_tensor: dict = {}
+        for op in order:
+            self._visit(op)
+
+    def tensor(self, t) -> tuple:
+        return self.of_tensor.get(t, ())
+
+    def _deepest(self, op, stacks) -> tuple:
+        deepest = ()
+        for stack in stacks:
+            if len(stack) > len(deepest):
+                deepest = stack
+        for stack in stacks:
+            if deepest[:len(stack)] != stack:
+                raise ControlFlowError(op, f"op '{op.name}' uses values of two different branches or loops")
+        return deepest
+
+    def _visit(self, op) -> None:
+        inputs = [t for t in op._inputs if not _is_back_edge(op, t)]
+        stacks = [self.tensor(t) for t in inputs] + [self.of_op.get(c, ()) for c in op._control_inputs]
+        if op.type in MERGE and any(_is_back_edge(op, t) for t in op._inputs):
+            stack = self.tensor(op._inputs[0])  # a loop variable: the Enter's frame
+        elif op.type in MERGE:
+            popped = []
+            for t in op._inputs:
+                s = self.tensor(t)
+                if not s or s[-1][0] != "cond":
+                    raise ControlFlowError(op, f"Merge '{op.name}' joins a value that comes from no branch of a cond")
+                popped.append(s[:-1])
+            stack = self._deepest(op, popped)
+        elif op.type in EXIT:
+            inner = self._deepest(op, stacks)
+            if not inner or inner[-1][0] != "loop":
+                raise ControlFlowError(op, f"Exit '{op.name}' is not inside a while loop")
+            stack = inner[:-1]
+        else:
+            stack = self._deepest(op, stacks)
+        self.of_op[op] = stack
+        for port, t in enumerate(op.outputs):
+            out = stack
+            if op.type in ENTER:
+                out = stack + (("loop", op._attrs.get("frame_name")),)
+            elif op.type in SWITCH and not _is_loop_switch(op):
+                out = stack + (("cond", predicate_source(op._inputs[1]), port),)
+            self.of_tensor[t] = out
+
+
+# -- 2. lowering, level by level ---------------------------------------------------------------
+class ControlFlowLowering:
+    """Lowers the pruned ops of a graph with control flow through ``lowering`` (the
+    ``passes.lower._Lowering`` driving it: its values, ``_lower_op``, builder)."""
+
+    def __init__(self, lowering, ops):
+        self.lowering = lowering
+        self.order = topological_order(ops)
+        self.position = {op: i for i, op in enumerate(self.order)}
+        self.contexts = Contexts(self.order)
+        self.done: set = set()
+
+    def run(self) -> None:
+        self.lower_level((), self.order)
+
+    def lower_level(self, prefix: tuple, ops) -> None:
+        """Lower the ops of one level: its own ops one by one, each cond or loop nested one
+        level down as a whole, in an order where every construct comes after the values it
+        takes in and before the ops using its results."""
+        depth = len(prefix)
+        node_of = {}
+        for op in ops:
+            if op in self.done or self.contexts.of_op[op][:depth] != prefix:
+                continue
+            node = self._construct_of(op, depth)
+            node_of[op] = op if node is None else node
+        for node in _contracted_order(node_of):
+            if not isinstance(node, tuple):
+                self.done.add(node)
+                if node.type in FUNCTIONAL_IF or node.type in FUNCTIONAL_WHILE:
+                    self.lower_functional(node)
+                else:
+                    self.lowering._lower_op(node)
+            elif node[0] == "cond":
+                self.lower_cond(prefix, node[1])
+            else:
+                self.lower_loop(prefix, node)
+
+    def _construct_of(self, op, depth: int):
+        """The construct one level below ``depth`` that ``op`` belongs to: ("cond", pred) or
+        ("loop", frame); None for an ordinary op of the level."""
+        stack = self.contexts.of_op[op]
+        if len(stack) > depth:
+            frame = stack[depth]
+            return frame[:2]
+        if op.type in SWITCH and not _is_loop_switch(op):
+            return ("cond", predicate_source(op._inputs[1]))
+        if op.type in MERGE:
+            return ("cond", self.contexts.tensor(op._inputs[0])[depth][1])
+        if op.type in ENTER:
+            return ("loop", op._attrs.get("frame_name"))
+        if op.type in EXIT:
+            return self.contexts.tensor(op._inputs[0])[depth][:2]
+        return None
+
+    # -- cond --------------------------------------------------------------------------
+    def lower_cond(self, prefix: tuple, frame_pred) -> None:
+        merges = [op for op in self.order if op.type in MERGE and op not in self.done
+                  and self.contexts.of_op[op] == prefix and not any(_is_back_edge(op, t) for t in op._inputs)
+                  and self.contexts.tensor(op._inputs[0])[len(prefix)][1] is frame_pred]
+        first_merge = merges[0]
+        lowering = self.lowering
+        pred = lowering.values[frame_pred]
+        if isinstance(pred.type, ir.RefType):
+            pred = lowering.ctx.b.value("read", [pred])
+        depth = len(prefix)
+        regions = []
+        for branch in (1, 0):
+            frame = ("cond", frame_pred, branch)
+            inner = prefix + (frame,)
+            block = ir.Block()
+            switch_outputs = {}
+            for op in self.order:
+                if op.type in SWITCH and not _is_loop_switch(op) and self.contexts.of_op[op] == prefix \
+                        and predicate_source(op._inputs[1]) is frame_pred:
+                    switch_outputs[op.outputs[branch]] = lowering.values[op._inputs[0]]
+                    self.done.add(op)
+            members = [op for op in self.order if self.contexts.of_op[op][:depth + 1] == inner]
+            with self._region(block, switch_outputs):
+                self.lower_level(inner, members)
+                yielded = [self._value_in_region(merge._inputs[_branch_input(self.contexts, merge, depth, frame)])
+                           for merge in merges]
+                for merge in merges:
+                    if _value_index_used(merge):
+                        index = _branch_input(self.contexts, merge, depth, frame)
+                        yielded.append(lowering.ctx.b.value("constant", [], {"value": _int32(index)},
+                                                            ir.TensorType(ir.ElemType.I32, ())))
+                lowering.ctx.b.op("yield", yielded)
+            regions.append(block)
+        lowering.ctx.b.loc = _loc_of(lowering, first_merge)
+        result_types = [v.type for v in regions[0].ops[-1].operands]
+        if_op = lowering.ctx.b.op("if", [pred], {}, result_types, regions=regions)
+        isolate(if_op)
+        results = iter(if_op.results)
+        for merge in merges:
+            lowering.values[merge.outputs[0]] = next(results)
+            self.done.add(merge)
+        for merge in merges:
+            if _value_index_used(merge):
+                lowering.values[merge.outputs[1]] = next(results)
+
+    # -- while -------------------------------------------------------------------------
+    def lower_loop(self, prefix: tuple, frame: tuple) -> None:
+        lowering = self.lowering
+        frame = ("loop", frame[1])
+        inner = prefix + (frame,)
+        depth = len(prefix)
+        members = [op for op in self.order if self.contexts.of_op[op][:depth + 1] == inner
+                   or (op.type in ENTER and self.contexts.of_op[op] == prefix
+                       and op._attrs.get("frame_name") == frame[1])]
+        enters = [op for op in members if op.type in ENTER and self.contexts.of_op[op] == prefix]
+        merges = [op for op in members if op.type in MERGE and any(_is_back_edge(op, t) for t in op._inputs)
+                  and self.contexts.of_op[op] == inner]
+        loop_cond = next((op for op in members if op.type in LOOP_COND and self.contexts.of_op[op] == inner), None)
+        if loop_cond is None or not merges:
+            raise ControlFlowError(enters[0], f"while loop frame '{frame[1]}' has no LoopCond or no loop variable")
+        switches, exits, next_iterations = [], [], []
+        for merge in merges:
+            switch = next((c for c in merge.outputs[0]._consumers if c.type in SWITCH and _is_loop_switch(c)), None)
+            if switch is None:
+                raise ControlFlowError(merge, f"loop variable '{merge.name}' has no Switch on the LoopCond")
+            switches.append(switch)
+            exits.append(next((c for c in switch.outputs[0]._consumers if c.type in EXIT), None))
+            next_iterations.append(next(t.op for t in merge._inputs if t.op.type in NEXT_ITERATION))
+        for enter in enters:
+            self.done.add(enter)
+        inits = []
+        for merge in merges:
+            value = lowering.values[merge._inputs[0].op._inputs[0]]
+            if isinstance(value.type, ir.RefType):
+                value = lowering.ctx.b.value("read", [value])
+            inits.append(value)
+        invariant_bindings = {enter.outputs[0]: lowering.values[enter._inputs[0]] for enter in enters
+                              if enter.outputs[0] not in {m._inputs[0] for m in merges}}
+        carried_types = [v.type for v in inits]
+        condition, body = ir.Block(carried_types), ir.Block(carried_types)
+        boundary = set(merges) | set(switches) | set(enters)
+        cond_ops = self._ancestors([loop_cond._inputs[0]], members, boundary)
+        body_roots = [n._inputs[0] for n in next_iterations]
+        body_ops = self._ancestors(body_roots, members, boundary)
+        for region, region_ops, roots in ((condition, cond_ops, None), (body, body_ops, body_roots)):
+            bindings = dict(invariant_bindings)
+            for k, merge in enumerate(merges):
+                bindings[merge.outputs[0]] = region.args[k]
+                bindings[switches[k].outputs[1]] = region.args[k]
+            with self._region(region, bindings):
+                self.lower_level(inner, region_ops)
+                if roots is None:
+                    flag = self._value_in_region(loop_cond._inputs[0])
+                    lowering.ctx.b.op("yield", [flag])
+                else:
+                    lowering.ctx.b.op("yield", [self._value_in_region(t) for t in roots])
+            for op in region_ops:
+                self.done.discard(op)  # ops both regions use are lowered in each
+        for op in members:
+            self.done.add(op)
+        lowering.ctx.b.loc = _loc_of(lowering, loop_cond)
+        loop = lowering.ctx.b.op("while", inits, {"carried": len(inits)}, carried_types, regions=[condition, body])
+        isolate(loop)
+        for k, exit_op in enumerate(exits):
+            if exit_op is not None:
+                lowering.values[exit_op.outputs[0]] = loop.results[k]
+
+    # -- TF2's functional If / While (bodies in the function library) ------------------------
+    def lower_functional(self, op) -> None:
+        from tfc.frontend.function_library import instantiate
+
+        lowering = self.lowering
+        inputs = [self._outer_value(t) for t in op._inputs]
+        if op.type in FUNCTIONAL_IF:
+            pred, inputs = inputs[0], inputs[1:]
+            if pred.type != ir.TensorType(ir.ElemType.PRED, ()):
+                raise ControlFlowError(op, f"{op.type} '{op.name}' has a {pred.type} condition; tfc supports a"
+                                           f" scalar bool")
+            functions = [instantiate(op.graph, op._attrs[key]) for key in ("then_branch", "else_branch")]
+            blocks = [ir.Block() for _ in functions]
+        else:
+            functions = [instantiate(op.graph, op._attrs[key]) for key in ("cond", "body")]
+            blocks = [ir.Block([v.type for v in inputs]) for _ in functions]
+        for function, block in zip(functions, blocks):
+            bindings = {t: (block.args[i] if block.args else inputs[i]) for i, t in enumerate(function.inputs)}
+            with self._region(block, bindings):
+                body_ops = prune(function.outputs, (), function.inputs)
+                lowering._lower_ops(body_ops)
+                if lowering.failures:
+                    return
+                lowering.ctx.b.op("yield", [self._value_in_region(t) for t in function.outputs])
+        lowering.ctx.b.loc = _loc_of(lowering, op)
+        if op.type in FUNCTIONAL_IF:
+            types = [v.type for v in blocks[0].ops[-1].operands]
+            construct = lowering.ctx.b.op("if", [pred], {}, types, regions=blocks)
+        else:
+            types = [v.type for v in inputs]
+            construct = lowering.ctx.b.op("while", inputs, {"carried": len(inputs)}, types, regions=blocks)
+        isolate(construct)
+        for tensor, value in zip(op.outputs, construct.results):
+            lowering.values[tensor] = value
+
+    def _outer_value(self, tensor) -> ir.Value:
+        value = self.lowering.values[tensor]
+        if isinstance(value.type, ir.RefType):
+            value = self.lowering.ctx.b.value("read", [value])
+        return value
+
+    def _ancestors(self, roots, members, boundary) -> list:
+        """The members ``roots`` depend on (data and control inputs; inner loops' back
+        edges too), up to this loop's ``boundary`` ops, in lowering order."""
+        member_set = set(members)
+        found = set()
+        pending = [t.op for t in roots]
+        while pending:
+            op = pending.pop()
+            if op in found or op not in member_set or op in boundary:
+                continue
+            found.add(op)
+            pending.extend(t.op for t in op._inputs)
+            pending.extend(op._control_inputs)
+        return [op for op in members if op in found]
+
+    # -- regions -----------------------------------------------------------------------
+    def _region(self, block: ir.Block, bindings: dict):
+        return _RegionScope(self.lowering, block, bindings)
+
+    def _value_in_region(self, tensor) -> ir.Value:
+        value = self.lowering.values[tensor]
+        if isinstance(value.type, ir.RefType):
+            value = self.lowering.ctx.b.value("read", [value])
+        return value
+
+
+class _RegionScope:
+    """Lower into ``block`` with ``bindings`` (tensor -> IR value) in effect; afterwards
+    the tensors lowered inside are forgotten (region values never escape)."""
+
+    def __init__(self, lowering, block, bindings):
+        self.lowering = lowering
+        self.block = block
+        self.bindings = bindings
+
+    def __enter__(self):
+        lowering = self.lowering
+        self.saved_builder = lowering.ctx.b
+        self.saved_values = dict(lowering.values)
+        lowering.ctx.b = ir.Builder(block=self.block, loc=self.saved_builder.loc)
+        lowering.values.update(self.bindings)
+        return self
+
+    def __exit__(self, *exc):
+        lowering = self.lowering
+        lowering.ctx.b = self.saved_builder
+        lowering.values.clear()
+        lowering.values.update(self.saved_values)
+        return False
+
+
+# -- 3. isolation --------------------------------------------------------------------------
+def isolate(op: ir.Operation) -> None:
+    """Turn each outer value the ops of ``op``'s regions use into an operand of ``op`` and
+    an argument of every region (for a ``while``: a loop invariant, after the carried)."""
+    free: list = []
+    seen: set = set()
+    for region in op.regions:
+        defined = set(region.args)
+        for inner in region.ops:
+            for value in inner.operands:
+                if value not in defined and value not in seen:
+                    seen.add(value)
+                    free.append(value)
+            defined.update(inner.results)
+    if not free:
+        return
+    op.operands.extend(free)
+    for region in op.regions:
+        mapping = {value: region.add_arg(value.type, value.name_hint) for value in free}
+        for inner in region.ops:
+            for i, value in enumerate(inner.operands):
+                replacement = mapping.get(value)
+                if replacement is not None:
+                    inner.operands[i] = replacement
+
+
+def _contracted_order(node_of: dict) -> list:
+    """The nodes (ops, or construct keys standing for all their ops) in an order where
+    each comes after the nodes producing its inputs; ties keep the ops' order."""
+    first: dict = {}
+    for op, node in node_of.items():
+        first.setdefault(node, len(first))
+    pending = {node: set() for node in first}
+    consumers: dict = {node: set() for node in first}
+    for op, node in node_of.items():
+        producers = [t.op for t in op._inputs if not _is_back_edge(op, t)] + list(op._control_inputs)
+        for producer in producers:
+            source = node_of.get(producer)
+            if source is not None and source != node:
+                pending[node].add(source)
+                consumers[source].add(node)
+    ready = sorted((n for n in first if not pending[n]), key=first.get)
+    order = []
+    while ready:
+        node = ready.pop(0)
+        order.append(node)
+        for consumer in sorted(consumers[node], key=first.get):
+            pending[consumer].discard(node)
+            if not pending[consumer]:
+                ready.append(consumer)
+                ready.sort(key=first.get)
+    if len(order) != len(first):
+        stuck = next(op for op, node in node_of.items() if node not in order)
+        raise ControlFlowError(stuck, f"op '{stuck.name}' is part of a cycle of conds and loops that depend on"
+                                      f" each other")
+    return order
+
+
+def _branch_input(contexts: Contexts, merge, depth: int, frame: tuple) -> int:
+    """Which input of a cond Merge comes from the branch ``frame``."""
+    for index, t in enumerate(merge._inputs):
+        if contexts.tensor(t)[depth:depth + 1] == (frame,):
+            return index
+    raise ControlFlowError(merge, f"Merge '{merge.name}' has no input from the {'true' if frame[2] else 'false'}"
+                                  f" branch of its cond")
+
+
+def _value_index_used(merge) -> bool:
+    return len(merge.outputs) > 1 and bool(merge.outputs[1]._consumers)
+
+
+def _int32(value: int):
+    import numpy as np
+
+    return np.array(value, np.int32)
+
+
+def _loc_of(lowering, op):
+    from .lower import _location
+
+    return _location(op)
