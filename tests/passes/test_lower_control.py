@@ -137,3 +137,67 @@ def test_a_merge_of_values_from_no_cond_is_refused_naming_the_op():
         out = merged[0] if isinstance(merged, (list, tuple)) else merged.outputs[0]
         with pytest.raises(UnsupportedOpsError, match="'odd_merge' .*joins a value that comes from no branch"):
             _ir_ops([out], [x])
+
+
+@pytest.mark.parametrize("taken", [True, False])
+def test_gradients_through_a_cond_compile_and_match_the_derivative(taken):
+    # TF 1.15's cond gradient: a Switch of the incoming gradient (Merge_grad/cond_grad), the
+    # branches' gradients, Merges of them (Switch_grad/cond_grad) with zeros for the branch
+    # not taken. The loss squares the cond's result, so the gradient cond needs the forward
+    # cond's result and reads the forward branch's values: two ifs on one predicate, the
+    # first yielding those values (generations of conds on one predicate).
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [3], name="x")
+        p = tf.placeholder(tf.bool, [], name="p")
+        w = tf.constant([0.5, -2.0, 3.0], name="w")
+        y = tf.cond(p, lambda: tf.tanh(x) * w, lambda: x * x)
+        dx, dw = tf.gradients(tf.reduce_sum(y * y), [x, w])
+        names, _ = _ir_ops([dx, dw], [x, p])
+        assert names.count("if") == 2
+        xs = np.array([0.3, -1.2, 2.0], np.float32)
+        with tf.Session() as sess:
+            got_dx, got_dw = sess.run([dx, dw], {x: xs, p: taken})
+    weights = np.array([0.5, -2.0, 3.0])
+    if taken:
+        value = np.tanh(xs) * weights
+        np.testing.assert_allclose(got_dx, 2 * value * weights * (1 - np.tanh(xs) ** 2), rtol=1e-5)
+        np.testing.assert_allclose(got_dw, 2 * value * np.tanh(xs), rtol=1e-5)
+    else:
+        np.testing.assert_allclose(got_dx, 4 * xs ** 3, rtol=1e-5)
+        np.testing.assert_array_equal(got_dw, [0, 0, 0])
+
+
+def test_training_through_a_cond_updates_only_what_the_taken_branch_used():
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [], name="p")
+        a = tf.Variable(2.0, name="a")
+        b = tf.Variable(-1.0, name="b")
+        loss = tf.cond(p, lambda: tf.square(a - 5.0), lambda: tf.square(b + 3.0))
+        step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(step, {p: True})
+            assert sess.run(a) == pytest.approx(2.0 - 0.1 * 2 * (2.0 - 5.0))
+            assert sess.run(b) == pytest.approx(-1.0)
+            sess.run(step, {p: False})
+            assert sess.run(b) == pytest.approx(-1.0 - 0.1 * 2 * (-1.0 + 3.0))
+            assert sess.run(a) == pytest.approx(2.6)
+
+
+def test_gradients_through_a_while_loop_say_they_are_not_supported_yet():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [], name="x")
+        _, y = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * x), [tf.constant(0), tf.constant(1.0)])
+        with pytest.raises(NotImplementedError, match="tf.gradients through tf.while_loop is not supported yet"):
+            tf.gradients(y, x)
+
+
+def test_a_loop_variable_that_grows_is_refused_naming_the_loop():
+    with tf.Graph().as_default():
+        i, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, tf.concat([y, y], 0)),
+                             [tf.constant(0), tf.constant([1.0])],
+                             shape_invariants=[tf.TensorShape([]), tf.TensorShape([None])])
+        with tf.Session() as sess:
+            with pytest.raises(UnsupportedOpsError, match=r"'while/Merge_1' \(Merge\) at .*changes from f32\[1\] to"
+                                                          r" f32\[2\] in an iteration"):
+                sess.run(y)

@@ -89,9 +89,63 @@ def _loop_cond_infer(op) -> list:
     return [[]]
 
 
-def _primitive(type_name: str, inputs: list, outputs: list, attrs: dict, infer, doc: str) -> type:
+def _switch_grad(op, *grads):
+    """TF 1.15's _SwitchGrad for a cond's Switch: Merge the two branches' gradients
+    (``cond_grad``; the untaken branch's is zeros made behind a Switch, see
+    ``zeros_like_outside_loop``); the predicate gets none."""
+    context = op._control_flow_context
+    if isinstance(context, WhileContext):
+        _no_loop_gradients(op)
+    if isinstance(context, CondContext):
+        if grads[1 - context.branch] is None:
+            return None, None
+        return merge(list(grads), name="cond_grad")[0], None
+    false_grad = switch(grads[0], op._inputs[1])[0]
+    true_grad = switch(grads[1], op._inputs[1])[1]
+    return merge([false_grad, true_grad])[0], None
+
+
+def _merge_grad(op, grad, _):
+    """TF 1.15's _MergeGrad for a cond's Merge: a Switch of the gradient on the cond's
+    predicate (``cond_grad``): each branch's result gets the gradient when it was taken."""
+    from .ops import math_ops
+
+    context = get_output_context(op._inputs[0].op)
+    if isinstance(context, WhileContext):
+        _no_loop_gradients(op)
+    if isinstance(context, CondContext):
+        return list(_SwitchRefOrTensor(grad, context.pred, name="cond_grad"))
+    conditions = [math_ops.equal(op.outputs[1], i) for i in range(len(op._inputs))]
+    return [_SwitchRefOrTensor(grad, conditions[i])[1] for i in range(len(op._inputs))]
+
+
+def _no_loop_gradients(op, *grads):
+    raise NotImplementedError(f"tf.gradients through tf.while_loop is not supported yet ('{op.name}', op type "
+                              f"{op.type}): tfc differentiates through tf.cond only")
+
+
+def zeros_like_outside_loop(op, index: int):
+    """TF 1.15's ZerosLikeOutsideLoop: the zero gradient of output ``index`` of ``op``.
+    For a cond's Switch the zeros are made behind a new Switch of its input, on the branch
+    that did not use it, so they exist exactly when that branch runs."""
+    from .ops import array_ops
+    from .graph import control_dependencies
+
+    value = op.outputs[index]
+    context = op._control_flow_context if op.type in ("Switch", "RefSwitch") else None
+    if not isinstance(context, CondContext):
+        return array_ops.zeros_like(value, optimize=False)
+    switch_value = switch(op._inputs[0], context.pred)[1 - context.branch]
+    pivot = array_ops.identity(switch_value)
+    zeros_shape = array_ops.shape_internal(switch_value, optimize=False)
+    with control_dependencies([pivot]):
+        return array_ops.zeros(zeros_shape, dtype=value.dtype.base_dtype)
+
+
+def _primitive(type_name: str, inputs: list, outputs: list, attrs: dict, infer, doc: str,
+               gradient=_no_loop_gradients) -> type:
     cls = type(type_name, (OpType,), {"inputs": inputs, "outputs": outputs, "attrs": attrs,
-                                       "infer": staticmethod(infer),
+                                       "infer": staticmethod(infer), "gradient": staticmethod(gradient),
                                        "lower": staticmethod(_lower_control_flow_primitive), "__doc__": doc})
     return register(cls)
 
@@ -100,14 +154,14 @@ _T = {"T": Attr("type")}
 _ENTER_ATTRS = {"T": Attr("type"), "frame_name": Attr("string"), "is_constant": Attr("bool", False),
                 "parallel_iterations": Attr("int", 10)}
 Switch = _primitive("Switch", ["data: T", "pred: bool"], ["output_false: T", "output_true: T"], _T,
-                    _switch_infer, "Forwards data to output_true if pred, else to output_false.")
+                    _switch_infer, "Forwards data to output_true if pred, else to output_false.", _switch_grad)
 RefSwitch = _primitive("RefSwitch", ["data: Ref(T)", "pred: bool"], ["output_false: Ref(T)", "output_true: Ref(T)"],
-                       _T, _switch_infer, "Switch of a ref (a variable switched into a cond branch).")
+                       _T, _switch_infer, "Switch of a ref (a variable switched into a cond branch).", _switch_grad)
 Merge = _primitive("Merge", ["inputs: N * T"], ["output: T", "value_index: int32"],
                    {"T": Attr("type"), "N": Attr("int")}, _merge_infer,
-                   "Forwards the one available input, and its index.")
+                   "Forwards the one available input, and its index.", _merge_grad)
 RefMerge = _primitive("RefMerge", ["inputs: N * Ref(T)"], ["output: Ref(T)", "value_index: int32"],
-                      {"T": Attr("type"), "N": Attr("int")}, _merge_infer, "Merge of refs.")
+                      {"T": Attr("type"), "N": Attr("int")}, _merge_infer, "Merge of refs.", _merge_grad)
 Enter = _primitive("Enter", ["data: T"], ["output: T"], _ENTER_ATTRS, _enter_infer,
                    "Makes data available in the child frame frame_name.")
 RefEnter = _primitive("RefEnter", ["data: Ref(T)"], ["output: Ref(T)"], _ENTER_ATTRS, _enter_infer,

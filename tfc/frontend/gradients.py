@@ -13,7 +13,7 @@ import enum
 
 from . import dtypes
 from .convert import convert_to_tensor
-from .graph import Operation, Tensor, name_scope
+from .graph import Operation, Tensor, colocate_with, name_scope
 from .registry import lookup_op_type
 
 
@@ -84,7 +84,8 @@ def _aggregate(grads: dict, tensor):
         return received[0]
     from .ops.math_ops import add_n
 
-    total = add_n(received)
+    with colocate_with(received[0].op, ignore_existing=True):  # TF's _MultiDeviceAddN (one device)
+        total = add_n(received)
     grads[tensor] = [total]
     return total
 
@@ -182,9 +183,9 @@ def _op_gradients(op: Operation, out_grads: list, gate_gradients: bool) -> list:
         raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
     for i, g in enumerate(out_grads):
         if g is None and _trainable_dtype(op.outputs[i].dtype):
-            from .ops.array_ops import zeros_like
+            from .control_flow import zeros_like_outside_loop
 
-            out_grads[i] = zeros_like(op.outputs[i], optimize=False)
+            out_grads[i] = zeros_like_outside_loop(op, i)
     with name_scope(op.name + "_grad"):
         in_grads = entry.gradient(op, *out_grads)
         in_grads = list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]

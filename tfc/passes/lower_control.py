@@ -171,12 +171,16 @@ class ControlFlowLowering:
         level down as a whole, in an order where every construct comes after the values it
         takes in and before the ops using its results."""
         depth = len(prefix)
+        level = [op for op in ops if op not in self.done and self.contexts.of_op[op][:depth] == prefix]
+        generations = self._generations(level, depth)
         node_of = {}
-        for op in ops:
-            if op in self.done or self.contexts.of_op[op][:depth] != prefix:
+        for op in level:
+            node = self._construct_of(op, depth, generations)
+            if node is None and op.type == "NoOp":
+                self.done.add(op)  # emits nothing; what waits for it waits for its control inputs
                 continue
-            node = self._construct_of(op, depth)
             node_of[op] = op if node is None else node
+        exported = self._escaping_values(node_of, depth)
         for node in _contracted_order(node_of):
             if not isinstance(node, tuple):
                 self.done.add(node)
@@ -185,62 +189,133 @@ class ControlFlowLowering:
                 else:
                     self.lowering._lower_op(node)
             elif node[0] == "cond":
-                self.lower_cond(prefix, node[1])
+                self.lower_cond(prefix, node, [op for op, key in node_of.items() if key == node],
+                                exported.get(node, []))
             else:
                 self.lower_loop(prefix, node)
 
-    def _construct_of(self, op, depth: int):
-        """The construct one level below ``depth`` that ``op`` belongs to: ("cond", pred) or
-        ("loop", frame); None for an ordinary op of the level."""
+    def _generations(self, level: list, depth: int) -> dict:
+        """op -> the generation of the cond (one level down) it belongs to. Conds on one
+        predicate form generations: a cond whose inputs depend on an earlier cond's result
+        (the gradient of a cond: a Switch of the loss's gradient) is a later one, and an op
+        of a branch belongs to the latest generation among its inputs."""
+        generation: dict = {}
+        merged: dict = {}  # op -> {pred: the latest generation of a cond Merge it depends on}
+        for op in level:
+            producers = [t.op for t in op._inputs if not _is_back_edge(op, t)] + list(op._control_inputs)
+            depends: dict = {}
+            for producer in producers:
+                for pred, g in merged.get(producer, {}).items():
+                    depends[pred] = max(depends.get(pred, -1), g)
+            stack = self.contexts.of_op[op]
+            if op.type in SWITCH and not _is_loop_switch(op) and len(stack) == depth:
+                generation[op] = depends.get(predicate_source(op._inputs[1]), -1) + 1
+            elif len(stack) > depth and stack[depth][0] == "cond":
+                pred = stack[depth][1]
+                generation[op] = max([generation[p] for p in producers if p in generation
+                                      and self._cond_pred(p, depth) is pred] or [0])
+            elif op.type in MERGE and len(stack) == depth and not any(_is_back_edge(op, t) for t in op._inputs):
+                pred = self.contexts.tensor(op._inputs[0])[depth][1]
+                generation[op] = max(generation.get(t.op, 0) for t in op._inputs)
+                depends[pred] = max(depends.get(pred, -1), generation[op])
+            merged[op] = depends
+        return generation
+
+    def _cond_pred(self, op, depth: int):
+        """The predicate of the cond one level down that ``op`` is part of (None if none)."""
+        stack = self.contexts.of_op[op]
+        if len(stack) > depth and stack[depth][0] == "cond":
+            return stack[depth][1]
+        if op.type in SWITCH and not _is_loop_switch(op) and len(stack) == depth:
+            return predicate_source(op._inputs[1])
+        return None
+
+    def _construct_of(self, op, depth: int, generations: dict):
+        """The construct one level below ``depth`` that ``op`` belongs to: ("cond", pred,
+        generation) or ("loop", frame); None for an ordinary op of the level."""
         stack = self.contexts.of_op[op]
         if len(stack) > depth:
             frame = stack[depth]
-            return frame[:2]
+            return ("cond", frame[1], generations[op]) if frame[0] == "cond" else frame[:2]
         if op.type in SWITCH and not _is_loop_switch(op):
-            return ("cond", predicate_source(op._inputs[1]))
+            return ("cond", predicate_source(op._inputs[1]), generations[op])
         if op.type in MERGE:
-            return ("cond", self.contexts.tensor(op._inputs[0])[depth][1])
+            return ("cond", self.contexts.tensor(op._inputs[0])[depth][1], generations[op])
         if op.type in ENTER:
             return ("loop", op._attrs.get("frame_name"))
         if op.type in EXIT:
             return self.contexts.tensor(op._inputs[0])[depth][:2]
         return None
 
+    def _escaping_values(self, node_of: dict, depth: int) -> dict:
+        """construct -> the tensors of its branches that another construct on the same
+        predicate uses (it must yield them: regions' values never escape otherwise)."""
+        exported: dict = {}
+        for op, node in node_of.items():
+            for t in op._inputs:
+                source = node_of.get(t.op)
+                if source is None or source == node or not isinstance(source, tuple) or source[0] != "cond":
+                    continue
+                producer_stack = self.contexts.of_op[t.op]
+                if len(producer_stack) == depth:
+                    continue  # a cond's result (Merge), or a Switch: bound to its data input in the branch
+                if len(producer_stack) != depth + 1 or not (isinstance(node, tuple) and node[:2] == source[:2]):
+                    raise ControlFlowError(op, f"op '{op.name}' uses '{t.name}', a value computed inside a branch"
+                                               f" of a cond, outside that cond")
+                if t not in exported.setdefault(source, []):
+                    exported[source].append(t)
+        return exported
+
     # -- cond --------------------------------------------------------------------------
-    def lower_cond(self, prefix: tuple, frame_pred) -> None:
-        merges = [op for op in self.order if op.type in MERGE and op not in self.done
-                  and self.contexts.of_op[op] == prefix and not any(_is_back_edge(op, t) for t in op._inputs)
-                  and self.contexts.tensor(op._inputs[0])[len(prefix)][1] is frame_pred]
-        first_merge = merges[0]
-        lowering = self.lowering
-        pred = lowering.values[frame_pred]
-        if isinstance(pred.type, ir.RefType):
-            pred = lowering.ctx.b.value("read", [pred])
+    def lower_cond(self, prefix: tuple, key: tuple, ops: list, exported: list) -> None:
+        """One ``if`` for the cond ``key`` (its Switches, branch ops and Merges: ``ops``);
+        besides the Merges' values it yields ``exported`` (branch values a later cond on the
+        same predicate uses; the other branch yields zeros in their place)."""
+        frame_pred = key[1]
         depth = len(prefix)
-        regions = []
+        merges = [op for op in ops if op.type in MERGE and self.contexts.of_op[op] == prefix]
+        switches = [op for op in ops if op.type in SWITCH and self.contexts.of_op[op] == prefix]
+        lowering = self.lowering
+        pred = self._outer_value(frame_pred)
+        regions, yields, exported_values = [], [], {}
         for branch in (1, 0):
             frame = ("cond", frame_pred, branch)
             inner = prefix + (frame,)
             block = ir.Block()
-            switch_outputs = {}
-            for op in self.order:
-                if op.type in SWITCH and not _is_loop_switch(op) and self.contexts.of_op[op] == prefix \
-                        and predicate_source(op._inputs[1]) is frame_pred:
-                    switch_outputs[op.outputs[branch]] = lowering.values[op._inputs[0]]
-                    self.done.add(op)
-            members = [op for op in self.order if self.contexts.of_op[op][:depth + 1] == inner]
-            with self._region(block, switch_outputs):
+            members = [op for op in ops if self.contexts.of_op[op][:depth + 1] == inner]
+            bindings = {op.outputs[branch]: lowering.values[op._inputs[0]] for op in switches}
+            for member in members:  # Switches of earlier conds on this predicate stand for their data
+                for t in member._inputs:
+                    producer = t.op
+                    if producer.type in SWITCH and t not in bindings and not _is_loop_switch(producer) \
+                            and self.contexts.of_op[producer] == prefix and t.value_index == branch \
+                            and predicate_source(producer._inputs[1]) is frame_pred:
+                        bindings[t] = lowering.values[producer._inputs[0]]
+            with self._region(block, bindings):
                 self.lower_level(inner, members)
-                yielded = [self._value_in_region(merge._inputs[_branch_input(self.contexts, merge, depth, frame)])
-                           for merge in merges]
+                values = [self._value_in_region(merge._inputs[_branch_input(self.contexts, merge, depth, frame)])
+                          for merge in merges]
                 for merge in merges:
                     if _value_index_used(merge):
                         index = _branch_input(self.contexts, merge, depth, frame)
-                        yielded.append(lowering.ctx.b.value("constant", [], {"value": _int32(index)},
-                                                            ir.TensorType(ir.ElemType.I32, ())))
-                lowering.ctx.b.op("yield", yielded)
+                        values.append(lowering.ctx.b.value("constant", [], {"value": _int32(index)},
+                                                           ir.TensorType(ir.ElemType.I32, ())))
+                for t in exported:
+                    if self.contexts.of_op[t.op][depth] == frame:
+                        exported_values[t] = self._value_in_region(t)
             regions.append(block)
-        lowering.ctx.b.loc = _loc_of(lowering, first_merge)
+            yields.append(values)
+        for block, values, branch in zip(regions, yields, (1, 0)):
+            builder = ir.Builder(block)
+            for t in exported:
+                if self.contexts.of_op[t.op][depth][2] == branch:
+                    values.append(exported_values[t])
+                else:
+                    values.append(_zeros(builder, exported_values[t].type))
+            builder.op("yield", values)
+        for op in switches:
+            self.done.add(op)
+        lowering.ctx.b.loc = _loc_of(lowering, merges[0] if merges else switches[0])
         result_types = [v.type for v in regions[0].ops[-1].operands]
         if_op = lowering.ctx.b.op("if", [pred], {}, result_types, regions=regions)
         isolate(if_op)
@@ -251,6 +326,8 @@ class ControlFlowLowering:
         for merge in merges:
             if _value_index_used(merge):
                 lowering.values[merge.outputs[1]] = next(results)
+        for t in exported:
+            lowering.values[t] = next(results)
 
     # -- while -------------------------------------------------------------------------
     def lower_loop(self, prefix: tuple, frame: tuple) -> None:
@@ -302,7 +379,9 @@ class ControlFlowLowering:
                     flag = self._value_in_region(loop_cond._inputs[0])
                     lowering.ctx.b.op("yield", [flag])
                 else:
-                    lowering.ctx.b.op("yield", [self._value_in_region(t) for t in roots])
+                    next_values = [self._value_in_region(t) for t in roots]
+                    _check_loop_types(merges, carried_types, next_values)
+                    lowering.ctx.b.op("yield", next_values)
             for op in region_ops:
                 self.done.discard(op)  # ops both regions use are lowered in each
         for op in members:
@@ -337,7 +416,10 @@ class ControlFlowLowering:
                 lowering._lower_ops(body_ops)
                 if lowering.failures:
                     return
-                lowering.ctx.b.op("yield", [self._value_in_region(t) for t in function.outputs])
+                values = [self._value_in_region(t) for t in function.outputs]
+                if op.type in FUNCTIONAL_WHILE and function is functions[1]:
+                    _check_loop_types([op] * len(values), [v.type for v in inputs], values)
+                lowering.ctx.b.op("yield", values)
         lowering.ctx.b.loc = _loc_of(lowering, op)
         if op.type in FUNCTIONAL_IF:
             types = [v.type for v in blocks[0].ops[-1].operands]
@@ -441,7 +523,7 @@ def _contracted_order(node_of: dict) -> list:
     pending = {node: set() for node in first}
     consumers: dict = {node: set() for node in first}
     for op, node in node_of.items():
-        producers = [t.op for t in op._inputs if not _is_back_edge(op, t)] + list(op._control_inputs)
+        producers = [t.op for t in op._inputs if not _is_back_edge(op, t)] + _through_no_ops(op._control_inputs)
         for producer in producers:
             source = node_of.get(producer)
             if source is not None and source != node:
@@ -464,6 +546,33 @@ def _contracted_order(node_of: dict) -> list:
     return order
 
 
+def _check_loop_types(ops, carried_types, next_values) -> None:
+    """A loop variable must keep its type (shape included) from one iteration to the next:
+    the loop state lives in fixed buffers."""
+    for k, (op, before, value) in enumerate(zip(ops, carried_types, next_values)):
+        if value.type != before:
+            raise ControlFlowError(op, f"loop variable {k} of the while loop changes from {before} to {value.type}"
+                                       f" in an iteration: tfc compiles loops whose variables keep their shape"
+                                       f" (shape_invariants that let a tensor grow are not supported yet)")
+
+
+def _through_no_ops(ops) -> list:
+    """``ops`` with each NoOp replaced by what it waits for (its control inputs): a NoOp
+    (tf.group, tf.tuple's gate) orders nothing by itself, and one waiting for a cond's
+    Switch must not make the cond wait for it."""
+    out, pending, seen = [], list(ops), set()
+    while pending:
+        op = pending.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type == "NoOp":
+            pending.extend(op._control_inputs)
+        else:
+            out.append(op)
+    return out
+
+
 def _branch_input(contexts: Contexts, merge, depth: int, frame: tuple) -> int:
     """Which input of a cond Merge comes from the branch ``frame``."""
     for index, t in enumerate(merge._inputs):
@@ -475,6 +584,15 @@ def _branch_input(contexts: Contexts, merge, depth: int, frame: tuple) -> int:
 
 def _value_index_used(merge) -> bool:
     return len(merge.outputs) > 1 and bool(merge.outputs[1]._consumers)
+
+
+def _zeros(builder: ir.Builder, t: ir.TensorType) -> ir.Value:
+    """Zeros (false) of type ``t``: what a branch yields for the other branch's value."""
+    import numpy as np
+
+    scalar = ir.TensorType(t.elem, ())
+    zero = builder.value("constant", [], {"value": np.zeros((), t.elem.np_dtype)}, scalar)
+    return builder.value("broadcast", [zero], {"dims": []}, t) if t.shape else zero
 
 
 def _int32(value: int):
