@@ -13,6 +13,7 @@ _OP_MODULES = [
     "tfc.frontend.ops.state_ops", "tfc.frontend.variables", "tfc.frontend.variable_scope",
     "tfc.frontend.initializers", "tfc.frontend.graph_io", "tfc.frontend.gradients",
     "tfc.frontend.ops.extra_ops", "tfc.frontend.control_flow", "tfc.frontend.ops.functional_ops",
+    "tfc.frontend.tensor_array", "tfc.frontend.map_fn",
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several

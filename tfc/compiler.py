@@ -145,7 +145,7 @@ def _compile_module(module, dump, constraints, source_ops, op_names, native, pro
     slowest = sorted(program.emission_seconds, key=lambda row: -row[1])
     kernels = {"calls": sum(1 for op in top_ops if op.name not in ("constant", "read", "assign")),
                "emitted": emitted, "distinct": distinct,
-               "slowest": [(seconds, _op_summary(top_ops[i])) for i, seconds in slowest[:10]]}
+               "slowest": [(seconds, _op_summary(program.indexed_ops[i])) for i, seconds in slowest[:10]]}
     if units is not None:
         kernel_names = {symbol: name for name, symbol in splitter.renamed.items()}
 
@@ -153,16 +153,16 @@ def _compile_module(module, dump, constraints, source_ops, op_names, native, pro
             if name == program.entry_name:
                 return f"{name} (the entry: glue, one call per kernel)"
             index = program.kernel_ops.get(kernel_names.get(name))
-            return _op_summary(top_ops[index]) if index is not None else name
+            return _op_summary(program.indexed_ops[index]) if index is not None else name
 
         kernels["units"] = code.units
         kernels["slowest_units"] = [(seconds, unit_summary(name)) for name, seconds in
                                     sorted(code.unit_seconds, key=lambda row: -row[1])[:10]]
-    names = op_names or [_op_label(op) for op in top_ops]
+    names = op_names or [_op_label(op) for op in program.indexed_ops]
     executable = Executable(function, code, program.symbols, arena_bytes(function), names, constraints,
                             source_ops)
     if profile:
-        executable.enable_profile(program.profile_kernels, [_op_summary(top_ops[i]) for _, i in
+        executable.enable_profile(program.profile_kernels, [_op_summary(program.indexed_ops[i]) for _, i in
                                                             program.profile_kernels])
     return CompileResult(module, executable, report, program, timings, fusion, kernels)
 

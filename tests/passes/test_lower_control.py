@@ -201,3 +201,28 @@ def test_a_loop_variable_that_grows_is_refused_naming_the_loop():
             with pytest.raises(UnsupportedOpsError, match=r"'while/Merge_1' \(Merge\) at .*changes from f32\[1\] to"
                                                           r" f32\[2\] in an iteration"):
                 sess.run(y)
+
+
+def test_a_run_time_error_inside_a_branch_names_the_op_inside_and_only_when_taken():
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [], name="p")
+        i = tf.placeholder(tf.int32, [1], name="i")
+        params = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+        y = tf.cond(p, lambda: tf.gather(params, i, name="lookup"), lambda: tf.zeros([1, 2]))
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(y, {p: False, i: [5]}), [[0, 0]])  # the gather never ran
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[0\] = 5 is not in \[0, 2\) "
+                                                                     r"\(in 'cond/lookup'\)") as info:
+                sess.run(y, {p: True, i: [5]})
+            assert info.value.op is not None and info.value.op.name == "cond/lookup"
+
+
+def test_branches_giving_different_shapes_are_refused_naming_the_cond():
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [], name="p")
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        y = tf.cond(p, lambda: x * 2.0, lambda: tf.zeros([1, 2]))
+        with tf.Session() as sess:
+            with pytest.raises(UnsupportedOpsError, match=r"'cond/Merge' \(Merge\) at .*result 0 of the cond is"
+                                                          r" f32\[s0,2\] when the predicate is true and f32\[1,2\]"):
+                sess.run(y, {p: True, x: np.ones((3, 2), np.float32)})

@@ -92,6 +92,10 @@ class Program:
         self.symbols = program_symbols(function)
         self.symbol_index = {name: i for i, name in enumerate(self.symbols)}
         self.ops = [op for op in function.body.ops if op.name != "return"]
+        from tfc.passes.buffer_assign import indexed_ops
+
+        self.indexed_ops = indexed_ops(function)  # errors and profiles name ops by index in this list
+        self.op_index = {op: i for i, op in enumerate(self.indexed_ops)}
         self.returned = list(function.body.terminator.operands)
         self.num_args = len(function.args)
         self.arena_slot = self.num_args + len(self.returned)
@@ -278,7 +282,7 @@ class Program:
         kernel.finish()
         kernel.fn = self._deduplicate(kernel.fn)
         self.kernel_ops.setdefault(kernel.fn.name, index)
-        self.kernel_levels.setdefault(kernel.fn.name, llvm_level(self.ops[index]))
+        self.kernel_levels.setdefault(kernel.fn.name, llvm_level(self.indexed_ops[index]))
         if self._recording is not None:
             values = self._recording_buffers
             positions = [values.index(p) for p in params] if all(p in values for p in params) else None

@@ -844,7 +844,7 @@ class WhileContext(ControlFlowContext):
         merge_vars = [merge([x, x])[0] for x in enter_vars]
         self._pivot_for_pred = merge_vars[0]
         self.loop_merges = merge_vars
-        packed_vars = pack_sequence_as(original_loop_vars, merge_vars)
+        packed_vars = _flows_to_tensor_arrays(original_loop_vars, pack_sequence_as(original_loop_vars, merge_vars))
         c = convert_to_tensor(pred(*packed_vars))
         self._pivot = loop_cond(c, name="LoopCond")
         self.loop_cond_op = self._pivot.op
@@ -854,14 +854,15 @@ class WhileContext(ControlFlowContext):
         vars_for_body = [_Identity(x[1]) for x in switch_vars]
         self._pivot_for_body = vars_for_body[0]
         self.loop_identities = vars_for_body
-        packed_vars_for_body = pack_sequence_as(original_loop_vars, vars_for_body)
+        packed_vars_for_body = _flows_to_tensor_arrays(original_loop_vars,
+                                                       pack_sequence_as(original_loop_vars, vars_for_body))
         body_result = body(*packed_vars_for_body)
         if not _is_sequence(body_result):
             body_result = [body_result]
         # TF forces the first level to a list: inputs are typically lists, outputs tuples.
         assert_same_structure(list(packed_vars_for_body), list(body_result))
         original_body_result = body_result
-        result = [convert_to_tensor(x) for x in flatten(body_result)]
+        result = [convert_to_tensor(_tensor_array_to_flow(x)) for x in flatten(body_result)]
         if len(merge_vars) != len(result):
             raise ValueError(f"Number of inputs and outputs of body must match loop_vars: {len(merge_vars)}, "
                              f"{len(result)}")
@@ -874,7 +875,7 @@ class WhileContext(ControlFlowContext):
 
     def BuildLoop(self, pred, body, loop_vars, shape_invariants, return_same_structure):  # noqa: N802
         original_loop_vars = loop_vars
-        flat = flatten(loop_vars)
+        flat = [_tensor_array_to_flow(x) for x in flatten(loop_vars)]  # a TensorArray loops as its flow
         loop_vars = [convert_to_tensor(x) for x in flat]
         if shape_invariants is None:
             shape_invariants = [x.shape for x in loop_vars]
@@ -884,7 +885,8 @@ class WhileContext(ControlFlowContext):
                                                               shape_invariants)
         finally:
             self.Exit()
-        packed_exit_vars = pack_sequence_as(original_body_result, exit_vars)
+        packed_exit_vars = _flows_to_tensor_arrays(original_body_result, pack_sequence_as(original_body_result,
+                                                                                          exit_vars))
         if return_same_structure:
             return packed_exit_vars
         return packed_exit_vars[0] if len(exit_vars) == 1 else packed_exit_vars
@@ -893,6 +895,23 @@ class WhileContext(ControlFlowContext):
 # =============================================================================================
 # loop helpers
 # =============================================================================================
+def _tensor_array_to_flow(value):
+    """TF's _convert_tensorarray_to_flow: a TensorArray loop variable loops as its flow."""
+    from .tensor_array import TensorArray
+
+    return value.flow if isinstance(value, TensorArray) else value
+
+
+def _flows_to_tensor_arrays(structure, values):
+    """TF's _convert_flows_to_tensorarrays: where ``structure`` has a TensorArray, the value
+    (its flow in the loop) becomes a TensorArray with that flow."""
+    from .tensor_array import TensorArray
+
+    flat_structure, flat_values = flatten(structure), flatten(values)
+    converted = [ta._with_flow(v) if isinstance(ta, TensorArray) else v for ta, v in zip(flat_structure, flat_values)]
+    return pack_sequence_as(structure, converted)
+
+
 def _ShapeLessThanOrEqual(shape1, shape2) -> bool:  # noqa: N802
     if shape2.dims is None:
         return True

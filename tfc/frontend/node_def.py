@@ -42,7 +42,7 @@ def _to_attr_value(kind: str, value):
     elif kind == "float":
         out.f = value
     elif kind == "string":
-        out.s = value.encode() if isinstance(value, str) else value
+        out.s = value.encode("utf-8", errors="surrogateescape") if isinstance(value, str) else value
     elif kind == "shape":
         out.shape.CopyFrom(value.as_proto())
     elif kind == "tensor":
@@ -63,7 +63,7 @@ def _to_attr_value(kind: str, value):
             out.list.shape.add().CopyFrom(TensorShape(shape).as_proto())
         out.list.SetInParent()
     elif kind == "list(string)":
-        out.list.s.extend(v.encode() if isinstance(v, str) else v for v in value)
+        out.list.s.extend(v.encode("utf-8", errors="surrogateescape") if isinstance(v, str) else v for v in value)
         out.list.SetInParent()
     else:
         raise TypeError(f"unknown attr kind {kind}")
@@ -102,9 +102,9 @@ def attr_to_python(op, name: str):
     if kind == "list(shape)":
         return [TensorShape(v).as_proto() for v in value]
     if kind == "string":
-        return value.encode() if isinstance(value, str) else value
+        return value.encode("utf-8", errors="surrogateescape") if isinstance(value, str) else value
     if kind == "list(string)":
-        return [v.encode() if isinstance(v, str) else v for v in value]
+        return [v.encode("utf-8", errors="surrogateescape") if isinstance(v, str) else v for v in value]
     if kind == "list(int)" or kind == "list(float)" or kind == "list(type)":
         return list(value)
     return value

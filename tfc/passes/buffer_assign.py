@@ -54,6 +54,14 @@ def _flatten(block: ir.Block, out: list, spans: dict) -> None:
             spans[op] = len(out) - 1
 
 
+def indexed_ops(function: ir.Function) -> list:
+    """The ops run-time errors and profiles are indexed by: the top-level ops (``return``
+    excluded), then the ops inside if/while regions in planned order (yields excluded)."""
+    top = [op for op in function.body.ops if op.name != "return"]
+    top_set = set(top)
+    return top + [op for op in planned_ops(function.body) if op not in top_set and op.name != "yield"]
+
+
 def region_arg_targets(op: ir.Operation) -> list:
     """(region argument, the value whose buffer it is) for an ``if``/``while``: an if's
     arguments are its captured operands; a while's carried arguments are its results (the

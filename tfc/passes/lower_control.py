@@ -33,6 +33,7 @@ from __future__ import annotations
 from tfc import ir
 
 from .lower import prune
+from .lower_arrays import PendingArray, zeros
 
 SWITCH = frozenset({"Switch", "RefSwitch"})
 MERGE = frozenset({"Merge", "RefMerge"})
@@ -315,7 +316,9 @@ class ControlFlowLowering:
             builder.op("yield", values)
         for op in switches:
             self.done.add(op)
-        lowering.ctx.b.loc = _loc_of(lowering, merges[0] if merges else switches[0])
+        anchor = merges[0] if merges else switches[0]
+        _check_branch_types(anchor, regions)
+        lowering.ctx.b.loc = _loc_of(lowering, anchor)
         result_types = [v.type for v in regions[0].ops[-1].operands]
         if_op = lowering.ctx.b.op("if", [pred], {}, result_types, regions=regions)
         isolate(if_op)
@@ -362,12 +365,14 @@ class ControlFlowLowering:
             inits.append(value)
         invariant_bindings = {enter.outputs[0]: lowering.values[enter._inputs[0]] for enter in enters
                               if enter.outputs[0] not in {m._inputs[0] for m in merges}}
-        carried_types = [v.type for v in inits]
-        condition, body = ir.Block(carried_types), ir.Block(carried_types)
         boundary = set(merges) | set(switches) | set(enters)
         cond_ops = self._ancestors([loop_cond._inputs[0]], members, boundary)
         body_roots = [n._inputs[0] for n in next_iterations]
         body_ops = self._ancestors(body_roots, members, boundary)
+        if any(isinstance(v, PendingArray) for v in inits):
+            inits = self._materialize_arrays(inits, merges, switches, invariant_bindings, inner, body_ops, body_roots)
+        carried_types = [v.type for v in inits]
+        condition, body = ir.Block(carried_types), ir.Block(carried_types)
         for region, region_ops, roots in ((condition, cond_ops, None), (body, body_ops, body_roots)):
             bindings = dict(invariant_bindings)
             for k, merge in enumerate(merges):
@@ -422,6 +427,7 @@ class ControlFlowLowering:
                 lowering.ctx.b.op("yield", values)
         lowering.ctx.b.loc = _loc_of(lowering, op)
         if op.type in FUNCTIONAL_IF:
+            _check_branch_types(op, blocks)
             types = [v.type for v in blocks[0].ops[-1].operands]
             construct = lowering.ctx.b.op("if", [pred], {}, types, regions=blocks)
         else:
@@ -436,6 +442,35 @@ class ControlFlowLowering:
         if isinstance(value.type, ir.RefType):
             value = self.lowering.ctx.b.value("read", [value])
         return value
+
+    def _materialize_arrays(self, inits, merges, switches, invariant_bindings, inner, body_ops, body_roots) -> list:
+        """Loop-carried TensorArrays nothing was written to before the loop: lower the body
+        once (then throw it away) to learn what the loop writes into them, and start them
+        as zeros of that type."""
+        lowering = self.lowering
+        scratch = ir.Block()
+        bindings = dict(invariant_bindings)
+        for k, merge in enumerate(merges):
+            bindings[merge.outputs[0]] = inits[k]
+            bindings[switches[k].outputs[1]] = inits[k]
+        done = set(self.done)
+        failures = len(lowering.failures)
+        with self._region(scratch, bindings):
+            self.lower_level(inner, body_ops)
+            learned = [lowering.values.get(t) for t in body_roots]
+        _discard(scratch)
+        self.done = done
+        del lowering.failures[failures:]
+        out = []
+        for k, value in enumerate(inits):
+            if isinstance(value, PendingArray):
+                written = learned[k]
+                if written is None or isinstance(written, PendingArray) or written.type is None:
+                    raise ControlFlowError(merges[k], f"loop variable '{merges[k].name}' is a TensorArray the loop"
+                                                      f" never writes to")
+                value = zeros(lowering.ctx.b, written.type)
+            out.append(value)
+        return out
 
     def _ancestors(self, roots, members, boundary) -> list:
         """The members ``roots`` depend on (data and control inputs; inner loops' back
@@ -544,6 +579,27 @@ def _contracted_order(node_of: dict) -> list:
         raise ControlFlowError(stuck, f"op '{stuck.name}' is part of a cycle of conds and loops that depend on"
                                       f" each other")
     return order
+
+
+def _discard(block: ir.Block) -> None:
+    """Drop a scratch block's ops (and their uses of outer values)."""
+    for op in block.ops:
+        for region in op.regions:
+            _discard(region)
+        op.drop_references()
+    block.ops = []
+
+
+def _check_branch_types(op, regions) -> None:
+    """Both branches of a cond must give each result the same type: a result whose shape
+    depends on the branch taken would be a shape known only at run time."""
+    then_types = [v.type for v in regions[0].ops[-1].operands]
+    else_types = [v.type for v in regions[1].ops[-1].operands]
+    for k, (a, b) in enumerate(zip(then_types, else_types)):
+        if a != b:
+            raise ControlFlowError(op, f"result {k} of the cond is {a} when the predicate is true and {b} when it"
+                                       f" is false: tfc compiles conds whose branches agree on each result's"
+                                       f" shape and type")
 
 
 def _check_loop_types(ops, carried_types, next_values) -> None:

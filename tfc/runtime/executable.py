@@ -92,9 +92,12 @@ class Signature:
 
     @property
     def locations(self) -> list:
-        """Per top-level op (``return`` excluded): (name, file, line), or None without a name."""
+        """Per op of ``indexed_ops`` (the top-level ops, then those inside if/while regions):
+        (name, file, line), or None without a name."""
         if self._locations is None:
-            ops = [op for op in self._function.body.ops if op.name != "return"] if self._function else []
+            from tfc.passes.buffer_assign import indexed_ops
+
+            ops = indexed_ops(self._function) if self._function else []
             self._locations = [(op.loc.name, op.loc.file, op.loc.line) if op.loc is not None and op.loc.name
                                else None for op in ops]
         return self._locations

@@ -56,7 +56,7 @@ def _emit_ops(program, main, index: int, region: ir.Block) -> None:
     from . import emit_op
 
     for inner in region.ops[:-1]:
-        emit_op(program, main, index, inner)
+        emit_op(program, main, program.op_index[inner], inner)  # errors name the op inside
 
 
 def _staging(program, main, sources, destinations) -> dict:

@@ -1,0 +1,281 @@
+"""tf.TensorArray in graph mode (TF 1.15's ``_GraphTensorArray``): the TensorArrayV3 family
+of ops (a resource handle and a float ``flow`` tensor threading the writes), with TF's
+names (``TensorArray``, ``TensorArrayWrite/TensorArrayWriteV3``,
+``TensorArrayUnstack/TensorArrayScatter/TensorArrayScatterV3``,
+``TensorArrayStack/TensorArrayGatherV3``...).
+
+Compiled, a TensorArray is a value, not a resource: its ``flow`` stands for the whole array
+(``[size, *element_shape]``), a write or scatter makes a new array, a read or gather reads
+one, and a while loop carries the array as the loop variable TF carries the flow as
+(``tfc/passes/lower_control.py``). The handle only names which array an op works on.
+"""
+from __future__ import annotations
+
+import contextlib
+
+from . import dtypes
+from .convert import convert_to_tensor
+from .graph import Tensor, colocate_with, name_scope
+from .op_helper import apply_op
+from .registry import Attr, OpType, register
+from .tensor_shape import TensorShape, unknown_shape
+
+
+# -- the ops ----------------------------------------------------------------------------------
+def _lowered_by_the_array_lowering(ctx, op, *inputs):
+    from tfc.passes.lower_arrays import lower_tensor_array_op
+
+    return lower_tensor_array_op(ctx, op, *inputs)
+
+
+@register
+class TensorArrayV3(OpType):
+    """A new array of ``size`` elements: its handle and its first flow."""
+
+    inputs = ["size: int32"]
+    outputs = ["handle: resource", "flow: float32"]
+    attrs = {"dtype": Attr("type"), "element_shape": Attr("shape", TensorShape(None)),
+             "dynamic_size": Attr("bool", False), "clear_after_read": Attr("bool", True),
+             "identical_element_shapes": Attr("bool", False), "tensor_array_name": Attr("string", "")}
+    not_differentiable = True
+
+    def infer(op):
+        return [[2], []]
+
+    lower = _lowered_by_the_array_lowering
+
+
+@register
+class TensorArrayWriteV3(OpType):
+    inputs = ["handle: resource", "index: int32", "value: T", "flow_in: float32"]
+    outputs = ["flow_out: float32"]
+    attrs = {"T": Attr("type")}
+
+    def infer(op):
+        return [[]]
+
+    lower = _lowered_by_the_array_lowering
+
+
+@register
+class TensorArrayReadV3(OpType):
+    inputs = ["handle: resource", "index: int32", "flow_in: float32"]
+    outputs = ["value: dtype"]
+    attrs = {"dtype": Attr("type")}
+
+    def infer(op):
+        return [unknown_shape()]
+
+    lower = _lowered_by_the_array_lowering
+
+
+@register
+class TensorArrayGatherV3(OpType):
+    inputs = ["handle: resource", "indices: int32", "flow_in: float32"]
+    outputs = ["value: dtype"]
+    attrs = {"dtype": Attr("type"), "element_shape": Attr("shape", TensorShape(None))}
+
+    def infer(op):
+        indices = op._inputs[1].shape
+        element = op._attrs["element_shape"]
+        if indices.dims is None or element.dims is None:
+            return [unknown_shape()]
+        return [TensorShape(indices.as_list() + element.as_list())]
+
+    lower = _lowered_by_the_array_lowering
+
+
+@register
+class TensorArrayScatterV3(OpType):
+    inputs = ["handle: resource", "indices: int32", "value: T", "flow_in: float32"]
+    outputs = ["flow_out: float32"]
+    attrs = {"T": Attr("type")}
+
+    def infer(op):
+        return [[]]
+
+    lower = _lowered_by_the_array_lowering
+
+
+@register
+class TensorArraySizeV3(OpType):
+    inputs = ["handle: resource", "flow_in: float32"]
+    outputs = ["size: int32"]
+    not_differentiable = True
+
+    def infer(op):
+        return [[]]
+
+    lower = _lowered_by_the_array_lowering
+
+
+@register
+class TensorArrayCloseV3(OpType):
+    inputs = ["handle: resource"]
+    outputs = []
+    not_differentiable = True
+
+    def lower(ctx, op, *inputs):
+        return []
+
+
+# -- the Python object ------------------------------------------------------------------------
+class TensorArray:
+    """tf.TensorArray (graph mode): each write returns a new TensorArray sharing the handle,
+    with the write's flow."""
+
+    def __init__(self, dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None,
+                 handle=None, flow=None, infer_shape=True, element_shape=None,
+                 colocate_with_first_write_call=True, name=None):
+        if handle is not None and tensor_array_name:
+            raise ValueError("Cannot provide both `handle` and `tensor_array_name` arguments at the same time.")
+        if handle is None and size is None:
+            raise ValueError("Argument `size` must be provided if handle is not provided.")
+        if handle is not None and size is not None:
+            raise ValueError("Cannot provide both a `handle` and `size` arguments at the same time.")
+        self._dynamic_size = dynamic_size or False
+        self._dtype = dtypes.as_dtype(dtype).base_dtype
+        self._colocate_with_first_write_call = colocate_with_first_write_call
+        self._colocate_with = [] if colocate_with_first_write_call else None
+        self._element_shape = [TensorShape(element_shape)]
+        self._infer_shape = infer_shape
+        self._size = size
+        with name_scope(name, "TensorArray", [handle, size, flow]) as scope:
+            if handle is not None:
+                if flow is None:
+                    raise ValueError("flow must not be None if handle is not None.")
+                self._handle, self._flow = handle, flow
+            else:
+                attrs = {"dtype": self._dtype, "element_shape": TensorShape(element_shape),
+                         "identical_element_shapes": infer_shape, "dynamic_size": self._dynamic_size,
+                         "clear_after_read": True if clear_after_read is None else clear_after_read,
+                         "tensor_array_name": tensor_array_name or ""}
+                size = convert_to_tensor(size, dtype=dtypes.int32, name="size")
+                op = apply_op("TensorArrayV3", [size], attrs, name=scope)
+                self._handle, self._flow = op.outputs
+
+    @property
+    def flow(self) -> Tensor:
+        return self._flow
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def handle(self) -> Tensor:
+        return self._handle
+
+    @property
+    def element_shape(self) -> TensorShape:
+        return self._element_shape[0]
+
+    def _check_element_shape(self, shape: TensorShape) -> None:
+        if not shape.is_compatible_with(self.element_shape):
+            raise ValueError(f"Inconsistent shapes: saw {shape} but expected {self.element_shape} ")
+        if self._infer_shape:
+            self._element_shape[0] = self.element_shape.merge_with(shape)
+
+    def _with_flow(self, flow) -> "TensorArray":
+        new = TensorArray(self._dtype, handle=self._handle, flow=flow, infer_shape=self._infer_shape,
+                          colocate_with_first_write_call=self._colocate_with_first_write_call)
+        new._dynamic_size = self._dynamic_size
+        new._size = self._size
+        new._colocate_with = self._colocate_with
+        new._element_shape = self._element_shape  # shared, as in TF
+        return new
+
+    @contextlib.contextmanager
+    def _maybe_colocate_with(self, value):
+        """Writes colocate with the array's first written value (TF's
+        colocate_with_first_write_call)."""
+        if not self._colocate_with_first_write_call:
+            yield
+            return
+        if not self._colocate_with:
+            self._colocate_with.append(value)
+        with colocate_with(self._colocate_with[0]):
+            yield
+
+    def identity(self) -> "TensorArray":
+        from .ops.array_ops import identity
+
+        return self._with_flow(identity(self._flow))
+
+    def read(self, index, name=None) -> Tensor:
+        value = apply_op("TensorArrayReadV3", [self._handle, index, self._flow], {"dtype": self._dtype},
+                         name=name).outputs[0]
+        if self._element_shape:
+            value.set_shape(self._element_shape[0])
+        return value
+
+    def write(self, index, value, name=None) -> "TensorArray":
+        with name_scope(name, "TensorArrayWrite", [self._handle, index, value]):
+            value = convert_to_tensor(value, preferred_dtype=self._dtype, name="value")
+            self._check_element_shape(value.shape)
+            with self._maybe_colocate_with(value):
+                flow = apply_op("TensorArrayWriteV3", [self._handle, index, value, self._flow],
+                                name=name).outputs[0]
+            return self._with_flow(flow)
+
+    def stack(self, name=None) -> Tensor:
+        from .ops.selection_ops import range as tf_range
+
+        with colocate_with(self._handle):
+            with name_scope(name, "TensorArrayStack", [self._handle]):
+                value = self.gather(tf_range(0, self.size()), name=name)
+                size = _constant_value(self._size)
+                if self.element_shape.dims is not None and not self._dynamic_size and size is not None:
+                    value.set_shape(TensorShape([size] + self.element_shape.as_list()))
+                return value
+
+    def gather(self, indices, name=None) -> Tensor:
+        element_shape = self._element_shape[0] if self._element_shape else unknown_shape()
+        value = apply_op("TensorArrayGatherV3", [self._handle, indices, self._flow],
+                         {"dtype": self._dtype, "element_shape": element_shape}, name=name).outputs[0]
+        if self.element_shape.dims is not None:
+            value.set_shape(TensorShape([None] + self.element_shape.as_list()))
+        return value
+
+    def unstack(self, value, name=None) -> "TensorArray":
+        from .ops.array_ops import shape
+        from .ops.selection_ops import range as tf_range
+
+        with name_scope(name, "TensorArrayUnstack", [self._handle, value]):
+            num_elements = shape(value)[0]
+            return self.scatter(indices=tf_range(0, num_elements), value=value, name=name)
+
+    def scatter(self, indices, value, name=None) -> "TensorArray":
+        with name_scope(name, "TensorArrayScatter", [self._handle, value, indices]):
+            value = convert_to_tensor(value, preferred_dtype=self._dtype, name="value")
+            if value.shape.dims is not None:
+                self._check_element_shape(TensorShape(value.shape.as_list()[1:]))
+            with self._maybe_colocate_with(value):
+                flow = apply_op("TensorArrayScatterV3", [self._handle, indices, value, self._flow],
+                                name=name).outputs[0]
+            return self._with_flow(flow)
+
+    def size(self, name=None) -> Tensor:
+        if not self._dynamic_size and self._size is not None:
+            return convert_to_tensor(self._size, dtype=dtypes.int32)
+        return apply_op("TensorArraySizeV3", [self._handle, self._flow], name=name).outputs[0]
+
+    def close(self, name=None):
+        return apply_op("TensorArrayCloseV3", [self._handle], name=name)
+
+
+def _constant_value(value):
+    """The int a size is known to be, or None."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Tensor):
+        from .tensor_util import constant_value
+
+        known = constant_value(value)
+        return None if known is None else int(known)
+    return int(value)
+
+
+TF_EXPORTS = ["TensorArray"]
