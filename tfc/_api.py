@@ -13,7 +13,7 @@ _OP_MODULES = [
     "tfc.frontend.ops.state_ops", "tfc.frontend.variables", "tfc.frontend.variable_scope",
     "tfc.frontend.initializers", "tfc.frontend.graph_io", "tfc.frontend.gradients",
     "tfc.frontend.ops.extra_ops", "tfc.frontend.control_flow", "tfc.frontend.ops.functional_ops",
-    "tfc.frontend.tensor_array", "tfc.frontend.map_fn",
+    "tfc.frontend.tensor_array", "tfc.frontend.map_fn", "tfc.frontend.rnn", "tfc.frontend.dynamic_rnn",
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
@@ -89,6 +89,8 @@ def build() -> dict:
         "NodeDef": protos.NodeDef, "AttrValue": protos.AttrValue, "TensorProto": protos.TensorProto,
         "newaxis": None, "errors": errors, "dtypes": dtypes,
     })
+    nn["rnn_cell"] = _namespace("tfc.nn.rnn_cell", _exports(importlib.import_module("tfc.frontend.rnn_cell"),
+                                                             "EXPORTS"))
     api["nn"] = _namespace("tfc.nn", nn)
     api["math"] = _namespace("tfc.math", math)
     api["random"] = _namespace("tfc.random", random)

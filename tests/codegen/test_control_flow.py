@@ -241,3 +241,44 @@ def test_a_loop_whose_condition_is_false_from_the_start_is_its_initial_values():
     module = ir.parse(text)
     compile_module(module, native=False, verify="each")
     assert [op.name for op in module.main.body.ops] == ["return"]
+
+
+ARRAY_FILL = func(
+    "(%n: i32[], %x: f32[s0,3]) -> (f32[s0,3])",
+    "%zero = constant dense<0> : i32[]",
+    "%z = constant dense<0.0> : f32[]",
+    "%acc0 = broadcast %z {dims=[]} : f32[s0,3]",
+    "%w:2 = while %zero, %acc0, %n, %x {carried=2} : (i32[], f32[s0,3]) {",
+    "^(%i: i32[], %acc: f32[s0,3], %lim: i32[], %src: f32[s0,3]):",
+    "  %p = compare %i, %lim {dir=\"lt\"} : pred[]",
+    "  yield %p",
+    "} {",
+    "^(%i: i32[], %acc: f32[s0,3], %lim: i32[], %src: f32[s0,3]):",
+    "  %row = gather %src, %i {axis=0} : f32[3]",
+    "  %two = constant dense<2.0> : f32[]",
+    "  %b2 = broadcast %two {dims=[]} : f32[3]",
+    "  %scaled = mul %row, %b2 : f32[3]",
+    "  %upd = reshape %scaled : f32[1,3]",
+    "  %at = reshape %i : i32[1]",
+    "  %acc2 = scatter_add %acc, %at, %upd {axis=0} : f32[s0,3]",
+    "  %one = constant dense<1> : i32[]",
+    "  %i2 = add %i, %one : i32[]",
+    "  yield %i2, %acc2",
+    "}",
+    "return %w#1")
+
+
+def test_a_loop_writing_into_its_own_array_updates_it_in_place():
+    # A TensorArray write in a loop (scatter_add of the loop's own array, read nowhere else
+    # in the body) writes into the loop variable's buffer: no copy of the array per iteration.
+    module = ir.parse(ARRAY_FILL)
+    compile_module(module, native=False)
+    loop = next(op for op in module.main.body.ops if op.name == "while")
+    scatter = next(op for op in loop.regions[1].ops if op.name == "scatter_add")
+    assert scatter.attrs["_buf"] == [loop.attrs["_buf"][1]]
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    for n in (0, 2, 4):
+        got = _check(ARRAY_FILL, [np.int32(n), x])[0]
+        expected = np.zeros_like(x)
+        expected[:n] = x[:n] * 2
+        np.testing.assert_array_equal(got, expected)

@@ -302,16 +302,46 @@ class _Planner:
                         return False
         return all(self.root(operand) is not ref or i in aligned for i, operand in enumerate(producer.operands))
 
+    def _loop_updates(self) -> dict:
+        """A while loop's scatter_add into its own loop variable (a TensorArray write) that
+        nothing else in the body reads, and that only the body's yield uses, writes in
+        place into the loop variable's buffer: result -> the while result it then is.
+        Safe: the body reads the variable nowhere else, and the condition region has run
+        before the body in each iteration."""
+        updates = {}
+        for op in self.ops:
+            if op.name != "while":
+                continue
+            body = op.regions[1]
+            yielded = body.ops[-1].operands
+            for k in range(op.attrs["carried"]):
+                value, arg = yielded[k], body.args[k]
+                producer = value.defining_op
+                if (producer is not None and producer.parent is body and producer.name == "scatter_add"
+                        and producer.operands[0] is arg and arg.num_uses == 1 and value.num_uses == 1
+                        and producer.operands[1] is not arg and producer.operands[2] is not arg
+                        and op.results[k].type.elem is not ir.ElemType.F16):
+                    updates[value] = op.results[k]
+        return updates
+
     def _plan_arena(self) -> Dim:
         """First fit in program order: each arena value takes the lowest-numbered slot that
         is free at its definition (or that one of its index-aligned operands frees there)
         and fits it, else a new slot."""
         pool = _SlotPool()
         slot_of: dict = {}
+        loop_updates = self._loop_updates()
         for position, op in enumerate(self.ops):
             pool.advance(position)
             aligned = None
             for result in op.results:
+                state = loop_updates.get(result)
+                if state is not None:  # writes into the loop variable's own buffer
+                    if state in self.buffers:
+                        self.buffers[result] = self.buffers[state]
+                    else:
+                        slot_of[result] = slot_of[state]
+                    continue
                 if result in self.buffers:
                     continue
                 size = _aligned(value_bytes(result.type))

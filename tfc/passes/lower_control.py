@@ -167,7 +167,7 @@ class ControlFlowLowering:
     def run(self) -> None:
         self.lower_level((), self.order)
 
-    def lower_level(self, prefix: tuple, ops) -> None:
+    def lower_level(self, prefix: tuple, ops, needed: tuple = ()) -> None:
         """Lower the ops of one level: its own ops one by one, each cond or loop nested one
         level down as a whole, in an order where every construct comes after the values it
         takes in and before the ops using its results."""
@@ -181,7 +181,7 @@ class ControlFlowLowering:
                 self.done.add(op)  # emits nothing; what waits for it waits for its control inputs
                 continue
             node_of[op] = op if node is None else node
-        exported = self._escaping_values(node_of, depth)
+        exported = self._escaping_values(node_of, depth, needed)
         for node in _contracted_order(node_of):
             if not isinstance(node, tuple):
                 self.done.add(node)
@@ -248,23 +248,31 @@ class ControlFlowLowering:
             return self.contexts.tensor(op._inputs[0])[depth][:2]
         return None
 
-    def _escaping_values(self, node_of: dict, depth: int) -> dict:
-        """construct -> the tensors of its branches that another construct on the same
-        predicate uses (it must yield them: regions' values never escape otherwise)."""
+    def _escaping_values(self, node_of: dict, depth: int, needed: tuple) -> dict:
+        """construct -> the tensors of its branches (or of conds nested in them) that another
+        construct on the same predicate uses, or that the level above ``needed``: it must
+        yield them (regions' values never escape otherwise)."""
         exported: dict = {}
+
+        def export(source, t) -> None:
+            if t not in exported.setdefault(source, []):
+                exported[source].append(t)
+
+        for t in needed:
+            source = node_of.get(t.op)
+            if isinstance(source, tuple) and source[0] == "cond" and len(self.contexts.of_op[t.op]) > depth:
+                export(source, t)
         for op, node in node_of.items():
             for t in op._inputs:
                 source = node_of.get(t.op)
                 if source is None or source == node or not isinstance(source, tuple) or source[0] != "cond":
                     continue
-                producer_stack = self.contexts.of_op[t.op]
-                if len(producer_stack) == depth:
+                if len(self.contexts.of_op[t.op]) == depth:
                     continue  # a cond's result (Merge), or a Switch: bound to its data input in the branch
-                if len(producer_stack) != depth + 1 or not (isinstance(node, tuple) and node[:2] == source[:2]):
+                if not (isinstance(node, tuple) and node[:2] == source[:2]):
                     raise ControlFlowError(op, f"op '{op.name}' uses '{t.name}', a value computed inside a branch"
                                                f" of a cond, outside that cond")
-                if t not in exported.setdefault(source, []):
-                    exported[source].append(t)
+                export(source, t)
         return exported
 
     # -- cond --------------------------------------------------------------------------
@@ -277,23 +285,25 @@ class ControlFlowLowering:
         merges = [op for op in ops if op.type in MERGE and self.contexts.of_op[op] == prefix]
         switches = [op for op in ops if op.type in SWITCH and self.contexts.of_op[op] == prefix]
         lowering = self.lowering
-        pred = self._outer_value(frame_pred)
+        # The Switches' own predicate input (an Identity of ``frame_pred`` may be what a
+        # later cond can reach, as an escaping value of an earlier one).
+        pred = self._outer_value(switches[0]._inputs[1] if switches else frame_pred)
         regions, yields, exported_values = [], [], {}
         for branch in (1, 0):
             frame = ("cond", frame_pred, branch)
             inner = prefix + (frame,)
             block = ir.Block()
             members = [op for op in ops if self.contexts.of_op[op][:depth + 1] == inner]
-            bindings = {op.outputs[branch]: lowering.values[op._inputs[0]] for op in switches}
+            bindings = {op.outputs[branch]: self._switched_value(op._inputs[0]) for op in switches}
             for member in members:  # Switches of earlier conds on this predicate stand for their data
                 for t in member._inputs:
                     producer = t.op
                     if producer.type in SWITCH and t not in bindings and not _is_loop_switch(producer) \
                             and self.contexts.of_op[producer] == prefix and t.value_index == branch \
                             and predicate_source(producer._inputs[1]) is frame_pred:
-                        bindings[t] = lowering.values[producer._inputs[0]]
+                        bindings[t] = self._switched_value(producer._inputs[0])
             with self._region(block, bindings):
-                self.lower_level(inner, members)
+                self.lower_level(inner, members, tuple(t for t in exported if self.contexts.of_op[t.op][depth] == frame))
                 values = [self._value_in_region(merge._inputs[_branch_input(self.contexts, merge, depth, frame)])
                           for merge in merges]
                 for merge in merges:
@@ -491,8 +501,22 @@ class ControlFlowLowering:
     def _region(self, block: ir.Block, bindings: dict):
         return _RegionScope(self.lowering, block, bindings)
 
+    def _switched_value(self, tensor):
+        """The value a Switch forwards: its data input's (through chains of cond Switches,
+        which nested conds build for captured tensors)."""
+        value = self.lowering.values.get(tensor)
+        if value is None and tensor.op.type in SWITCH and not _is_loop_switch(tensor.op):
+            return self._switched_value(tensor.op._inputs[0])
+        if value is None:
+            raise ControlFlowError(tensor.op, f"'{tensor.name}' is used by a cond before tfc has computed it")
+        return value
+
     def _value_in_region(self, tensor) -> ir.Value:
-        value = self.lowering.values[tensor]
+        value = self.lowering.values.get(tensor)
+        if value is None and tensor.op.type in SWITCH and not _is_loop_switch(tensor.op):
+            return self._value_in_region(tensor.op._inputs[0])  # a cond Switch's output is its data
+        if value is None:
+            raise KeyError(tensor)
         if isinstance(value.type, ir.RefType):
             value = self.lowering.ctx.b.value("read", [value])
         return value

@@ -15,7 +15,7 @@ from llvmlite import ir as ll
 
 from tfc import ir
 
-from ..llvm_util import I8, I8P, const_i64
+from ..llvm_util import I8
 
 
 def emit_if(program, main, index: int, op: ir.Operation) -> None:

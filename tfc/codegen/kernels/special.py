@@ -226,9 +226,11 @@ def emit_scatter_add(program, index: int, op: ir.Operation) -> None:
     count = kernel.numel(indices.type)
     elem = op.result.type.elem
     acc = Accumulator(kernel, kernel.pointer(op.result), elem, kernel.numel(op.result.type))
-    source = kernel.pointer(operand)
-    with counted_loop(b, 0, acc.count, "init") as i:
-        acc.store(i, s.load(kernel.element_pointer(source, i), elem))
+    in_place = program.buffer_of(op.result) == program.buffer_of(operand) and acc.scratch is None
+    if not in_place:  # in place (a loop updating its own state, buffer_assign.py): the values are there
+        source = kernel.pointer(operand)
+        with counted_loop(b, 0, acc.count, "init") as i:
+            acc.store(i, s.load(kernel.element_pointer(source, i), elem))
     update_values = kernel.pointer(updates)
     with counted_loop(b, 0, outer, "o") as o:
         with counted_loop(b, 0, count, "j") as j:
