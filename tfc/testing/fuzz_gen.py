@@ -546,14 +546,15 @@ def _differentiable_paths(g: Gen, y: int) -> list:
             continue
         seen.add(i)
         node, t = g.nodes[i], g.types[i]
-        if t.dtype != FLOAT or node.kind in ("arg", "gradient") or node.params.get("fn") in NOT_DIFFERENTIABLE:
+        if t.dtype != FLOAT or node.kind in ("arg", "gradient", "loop") or node.params.get("fn") in NOT_DIFFERENTIABLE \
+                or (node.kind == "cond" and {node.params["fn_true"], node.params["fn_false"]} & NOT_DIFFERENTIABLE):
             continue
         if node.kind == "reduce" and node.params["fn"] == "prod" and not g.types[node.inputs[0]].fully_static:
             continue  # its gradient is a cumprod along a symbolic dim, which tfc refuses by design
         if node.kind == "placeholder":
             found.append(i)
-        if node.kind == "gather":
-            stack.append(node.inputs[0])
+        if node.kind in ("gather", "cond"):
+            stack.append(node.inputs[0])  # (a cond's predicate carries no gradient)
         elif node.kind == "dynamic":
             stack.extend(node.inputs[1:])  # tf.shape(x) carries no gradient to x
         else:
@@ -574,13 +575,40 @@ def step_gradient(g: Gen, y: Optional[int] = None) -> int:
     return g.add("gradient", [y, w, g.choice(sources)])
 
 
+BOUNDED_UNARIES = ("tanh", "sin", "cos", "sigmoid", "neg", "abs", "softsign", "ineg", "iabs")
+
+
+def _same_type_unaries(dtype: str, names=None) -> list:
+    names = names or list(UNARY)
+    return [name for name in names if UNARY[name][0] == dtype and UNARY[name][1] == dtype]
+
+
+def step_cond(g: Gen) -> int:
+    """tf.cond on a maximum of another value, applying a unary op in each branch."""
+    x = g.any_value()
+    fns = _same_type_unaries(g.types[x].dtype)
+    if not fns:
+        raise Invalid("no unary op keeps this dtype")
+    pred = g.any_value()
+    return g.add("cond", [x, pred], fn_true=g.choice(fns), fn_false=g.choice(fns))
+
+
+def step_loop(g: Gen) -> int:
+    """tf.while_loop applying a bounded unary op 0-3 times."""
+    x = g.any_value()
+    fns = _same_type_unaries(g.types[x].dtype, BOUNDED_UNARIES)
+    if not fns:
+        raise Invalid("no bounded unary op keeps this dtype")
+    return g.add("loop", [x], fn=g.choice(fns), count=g.int(0, 3))
+
+
 STEPS = {
     step_unary: 3.0, step_binary: 4.0, step_reduce: 3.0, step_self_combine: 5.0, step_softmax: 1.2,
     step_manual_softmax: 0.8, step_layer_norm: 0.8, step_transpose: 1.5, step_reshape: 1.5, step_getitem: 2.0,
     step_slice: 0.8, step_reverse: 1.0, step_concat: 1.5, step_stack: 0.5, step_pad: 1.0, step_tile: 0.8,
     step_gather: 1.0, step_split: 0.6, step_broadcast_to: 0.5, step_expand_squeeze: 0.6, step_matmul: 1.5,
     step_conv: 1.0, step_pool: 0.8, step_bias_add: 0.5, step_arg: 0.5, step_cumsum: 0.5,
-    step_dynamic_shape: 0.8, step_gradient: 1.5,
+    step_dynamic_shape: 0.8, step_gradient: 1.5, step_cond: 1.0, step_loop: 1.0,
 }
 
 

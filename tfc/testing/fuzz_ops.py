@@ -660,7 +660,38 @@ def _code_gradient(p, names):
     return f"tf.gradients(tf.reduce_sum({names[0]} * {names[1]}), {names[2]})[0]"
 
 
+# -- control flow -----------------------------------------------------------------------------
+# Predicates are maxima (exact on every backend, so compiled and evaluated runs take the
+# same branch); loop bodies apply a bounded unary op a fixed number of times.
+def _infer_cond(p, x, pred):
+    for fn in (p["fn_true"], p["fn_false"]):
+        in_dtype, out_dtype, _ = UNARY[fn]
+        _require(in_dtype == x.dtype and out_dtype == x.dtype, f"{fn} must keep {x.dtype}")
+    _require(pred.size > 0, "the predicate needs elements")
+    return x
+
+
+def _code_cond(p, names):
+    x, pred = names
+    then = UNARY[p["fn_true"]][2].format(x=x)
+    other = UNARY[p["fn_false"]][2].format(x=x)
+    return f"tf.cond(tf.reduce_max(tf.cast({pred}, tf.float32)) > 0.5, lambda: {then}, lambda: {other})"
+
+
+def _infer_loop(p, x):
+    in_dtype, out_dtype, _ = UNARY[p["fn"]]
+    _require(in_dtype == x.dtype and out_dtype == x.dtype, f"{p['fn']} must keep {x.dtype}")
+    return x
+
+
+def _code_loop(p, names):
+    body = UNARY[p["fn"]][2].format(x="v")
+    return f"tf.while_loop(lambda i, v: i < {p['count']}, lambda i, v: (i + 1, {body}), [tf.constant(0), {names[0]}])[1]"
+
+
 KINDS = {
+    "cond": Kind(_infer_cond, _code_cond),
+    "loop": Kind(_infer_loop, _code_loop),
     "dynamic": Kind(_infer_dynamic, _code_dynamic),
     "gradient": Kind(_infer_gradient, _code_gradient),
     "placeholder": Kind(_infer_leaf, _code_placeholder, leaf=True),
