@@ -16,7 +16,7 @@ from tfc.passes.lower import UnsupportedOpsError, lower_graph
 from tfc.protos import GraphDef
 
 GRAPHS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "graphs")
-MODELS = ["cond", "cond_tuple", "while", "nested", "max_iter", "cond_v2", "while_v2"]
+MODELS = ["cond", "cond_tuple", "while", "nested", "max_iter", "lstm", "cond_v2", "while_v2", "lstm_v2"]
 
 
 def _load(name: str):

@@ -119,6 +119,88 @@ class TensorArrayCloseV3(OpType):
         return []
 
 
+# -- TF 2's TensorList ops (what While bodies of TF 2 graphs hold instead of TensorArrays) ----
+def _list_element_shape(op, index: int):
+    """The element shape an ``element_shape`` input (-1: unknown dim) holds, or unknown."""
+    from .tensor_util import constant_value
+
+    known = constant_value(op._inputs[index]) if index < len(op._inputs) else None
+    if known is None:
+        return unknown_shape()
+    known = [int(d) for d in (known.reshape(-1) if getattr(known, "ndim", 0) else [])]
+    if not known and getattr(constant_value(op._inputs[index]), "ndim", 0) == 0:
+        return unknown_shape()  # a scalar -1: unknown rank
+    return TensorShape([None if d < 0 else d for d in known])
+
+
+class _TensorListOp(OpType):
+    not_differentiable = True
+    lower = _lowered_by_the_array_lowering
+
+
+@register
+class TensorListReserve(_TensorListOp):
+    inputs = ["element_shape: shape_type", "num_elements: int32"]
+    outputs = ["handle: variant"]
+    attrs = {"element_dtype": Attr("type"), "shape_type": Attr("type")}
+
+    def infer(op):
+        return [[]]
+
+
+@register
+class TensorListFromTensor(_TensorListOp):
+    inputs = ["tensor: element_dtype", "element_shape: shape_type"]
+    outputs = ["output_handle: variant"]
+    attrs = {"element_dtype": Attr("type"), "shape_type": Attr("type")}
+
+    def infer(op):
+        return [[]]
+
+
+@register
+class TensorListGetItem(_TensorListOp):
+    inputs = ["input_handle: variant", "index: int32", "element_shape: int32"]
+    outputs = ["item: element_dtype"]
+    attrs = {"element_dtype": Attr("type")}
+
+    def infer(op):
+        return [_list_element_shape(op, 2)]
+
+
+@register
+class TensorListSetItem(_TensorListOp):
+    inputs = ["input_handle: variant", "index: int32", "item: element_dtype"]
+    outputs = ["output_handle: variant"]
+    attrs = {"element_dtype": Attr("type"), "resize_if_index_out_of_bounds": Attr("bool", False)}
+
+    def infer(op):
+        return [[]]
+
+
+@register
+class TensorListStack(_TensorListOp):
+    inputs = ["input_handle: variant", "element_shape: int32"]
+    outputs = ["tensor: element_dtype"]
+    attrs = {"element_dtype": Attr("type"), "num_elements": Attr("int", -1)}
+
+    def infer(op):
+        element = _list_element_shape(op, 1)
+        if element.dims is None:
+            return [unknown_shape()]
+        count = op._attrs.get("num_elements", -1)
+        return [TensorShape([None if count < 0 else count] + element.as_list())]
+
+
+@register
+class TensorListLength(_TensorListOp):
+    inputs = ["input_handle: variant"]
+    outputs = ["length: int32"]
+
+    def infer(op):
+        return [[]]
+
+
 # -- the Python object ------------------------------------------------------------------------
 class TensorArray:
     """tf.TensorArray (graph mode): each write returns a new TensorArray sharing the handle,

@@ -37,6 +37,8 @@ class PendingArray:
 
 def lower_tensor_array_op(ctx, op, *inputs):
     kind = op.type
+    if kind.startswith("TensorList"):
+        return _lower_tensor_list_op(ctx, op, *inputs)
     if kind == "TensorArrayV3":
         return _new_array(ctx, op, inputs[0])
     handle = inputs[0]
@@ -57,6 +59,39 @@ def lower_tensor_array_op(ctx, op, *inputs):
     if kind == "TensorArrayGatherV3":
         _, indices, flow = inputs
         return ctx.b.value("gather", [_existing(ctx, op, flow), indices], {"axis": 0})
+    ctx.fail(f"{kind} is not supported yet")
+
+
+def _lower_tensor_list_op(ctx, op, *inputs):
+    """TF 2's TensorLists: the list value is the array itself (no handle, no flow)."""
+    kind = op.type
+    if kind == "TensorListReserve":
+        element_shape, count = inputs
+        known = ctx.static_dims(count)
+        if not known:
+            ctx.fail("the size of a TensorList must be known when the program is compiled")
+        handle = ArrayHandle(known[0], ctx.elem(op._attrs["element_dtype"]))
+        shape = ctx.static_dims(element_shape)
+        if shape is not None and all(isinstance(d, int) and d >= 0 for d in shape) and element_shape.type.shape:
+            return zeros(ctx.b, ir.TensorType(handle.elem, (handle.size, *shape)))
+        return PendingArray(handle)
+    if kind == "TensorListFromTensor":
+        return inputs[0]
+    if kind == "TensorListGetItem":
+        array, index, _ = inputs
+        return ctx.b.value("gather", [_existing(ctx, op, array), index], {"axis": 0})
+    if kind == "TensorListSetItem":
+        array, index, item = inputs
+        handle = array.handle if isinstance(array, PendingArray) else None
+        if handle is None:
+            return ctx.b.value("scatter_add", [array, _reshape_index(ctx, index), ctx.reshape(item, (1, *item.type.shape))],
+                               {"axis": 0})
+        return _scatter(ctx, handle, array, _reshape_index(ctx, index), ctx.reshape(item, (1, *item.type.shape)))
+    if kind == "TensorListStack":
+        return _existing(ctx, op, inputs[0])
+    if kind == "TensorListLength":
+        array = _existing(ctx, op, inputs[0])
+        return _size_value(ctx, ArrayHandle(array.type.shape[0], array.type.elem))
     ctx.fail(f"{kind} is not supported yet")
 
 

@@ -423,6 +423,8 @@ class ControlFlowLowering:
             blocks = [ir.Block() for _ in functions]
         else:
             functions = [instantiate(op.graph, op._attrs[key]) for key in ("cond", "body")]
+            if any(isinstance(v, PendingArray) for v in inputs):
+                inputs = self._materialize_lists(op, functions[1], inputs)
             blocks = [ir.Block([v.type for v in inputs]) for _ in functions]
         for function, block in zip(functions, blocks):
             bindings = {t: (block.args[i] if block.args else inputs[i]) for i, t in enumerate(function.inputs)}
@@ -447,9 +449,31 @@ class ControlFlowLowering:
         for tensor, value in zip(op.outputs, construct.results):
             lowering.values[tensor] = value
 
+    def _materialize_lists(self, op, body, inputs) -> list:
+        """A functional While carrying TensorLists nothing was written to before it: lower
+        its body once (then throw it away) to learn their element types."""
+        lowering = self.lowering
+        scratch = ir.Block()
+        failures = len(lowering.failures)
+        with self._region(scratch, dict(zip(body.inputs, inputs))):
+            lowering._lower_ops(prune(body.outputs, (), body.inputs))
+            learned = [lowering.values.get(t) for t in body.outputs]
+        _discard(scratch)
+        del lowering.failures[failures:]
+        out = []
+        for k, value in enumerate(inputs):
+            if isinstance(value, PendingArray):
+                written = learned[k]
+                if written is None or isinstance(written, PendingArray) or written.type is None:
+                    raise ControlFlowError(op, f"loop variable {k} of '{op.name}' is a TensorList the loop never"
+                                               f" writes to")
+                value = zeros(lowering.ctx.b, written.type)
+            out.append(value)
+        return out
+
     def _outer_value(self, tensor) -> ir.Value:
         value = self.lowering.values[tensor]
-        if isinstance(value.type, ir.RefType):
+        if value.type is not None and isinstance(value.type, ir.RefType):
             value = self.lowering.ctx.b.value("read", [value])
         return value
 
