@@ -226,3 +226,28 @@ def test_branches_giving_different_shapes_are_refused_naming_the_cond():
             with pytest.raises(UnsupportedOpsError, match=r"'cond/Merge' \(Merge\) at .*result 0 of the cond is"
                                                           r" f32\[s0,2\] when the predicate is true and f32\[1,2\]"):
                 sess.run(y, {p: True, x: np.ones((3, 2), np.float32)})
+
+
+@pytest.mark.parametrize("k, expected", [(0, 10.0), (1, 20.0), (2, 30.0), (7, -1.0)])
+def test_case_runs_the_first_true_branch_or_the_default(k, expected):
+    # TF's tf.case: nested conds on the predicates in order (case/cond/...), default last.
+    with tf.Graph().as_default():
+        i = tf.placeholder(tf.int32, [], name="i")
+        y = tf.case([(tf.equal(i, 0), lambda: tf.constant(10.0)), (tf.equal(i, 1), lambda: tf.constant(20.0)),
+                     (tf.equal(i, 2), lambda: tf.constant(30.0))], default=lambda: tf.constant(-1.0))
+        with tf.Session() as sess:
+            assert sess.run(y, {i: k}) == expected
+
+
+def test_a_loose_shape_invariant_with_a_steady_shape_compiles():
+    # shape_invariants may relax a variable's static shape; the values keep their shape.
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [3], name="x")
+        _, y = tf.while_loop(lambda i, v: i < 4, lambda i, v: (i + 1, tf.tanh(v) + 0.5), [tf.constant(0), x],
+                             shape_invariants=[tf.TensorShape([]), tf.TensorShape([None])])
+        with tf.Session() as sess:
+            xs = np.array([0.1, -0.4, 2.0], np.float32)
+            expected = xs.astype(np.float64)
+            for _ in range(4):
+                expected = np.tanh(expected) + 0.5
+            np.testing.assert_allclose(sess.run(y, {x: xs}), expected, rtol=1e-6)
