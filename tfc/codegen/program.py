@@ -167,15 +167,19 @@ class Program:
         compiled into the kernel, making every instance a different kernel."""
         content = (array.dtype.str, array.shape, array.tobytes())
         if content not in self._data:
-            data = bytearray(content[2]) or bytearray(1)
-            byte_array = ll.ArrayType(I8, len(data))
-            where = ll.GlobalVariable(self.module, byte_array, name=f"data.{len(self._data)}")
-            where.linkage = "private"
-            where.global_constant = True
-            where.align = 16
-            where.initializer = ll.Constant(byte_array, data)
-            self._data[content] = where
+            self._data[content] = self._private_bytes(f"data.{len(self._data)}", content[2], 16)
         return ("data", content)
+
+    def _private_bytes(self, name: str, data: bytes, align: int):
+        """A private constant global of the module holding ``data`` (a byte for empty data)."""
+        data = bytearray(data) or bytearray(1)
+        byte_array = ll.ArrayType(I8, len(data))
+        where = ll.GlobalVariable(self.module, byte_array, name=name)
+        where.linkage = "private"
+        where.global_constant = True
+        where.align = align
+        where.initializer = ll.Constant(byte_array, data)
+        return where
 
     def _constant_array(self, op: ir.Operation) -> np.ndarray:
         array = np.ascontiguousarray(op.attrs["value"])
@@ -198,13 +202,7 @@ class Program:
             self._external.append((where, array, op))
             self._weights_size = where + -(-array.nbytes // WEIGHTS_ALIGN) * WEIGHTS_ALIGN
         else:
-            data = bytearray(content[2]) or bytearray(1)
-            byte_array = ll.ArrayType(I8, len(data))
-            where = ll.GlobalVariable(self.module, byte_array, name=f"const.{len(self._constants)}")
-            where.linkage = "private"
-            where.global_constant = True
-            where.align = 64
-            where.initializer = ll.Constant(byte_array, data)
+            where = self._private_bytes(f"const.{len(self._constants)}", content[2], 64)
         self._constants[id(op)] = self._constants[content] = where
         return where
 

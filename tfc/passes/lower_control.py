@@ -460,14 +460,19 @@ class ControlFlowLowering:
             learned = [lowering.values.get(t) for t in body.outputs]
         _discard(scratch)
         del lowering.failures[failures:]
+        return self._started_arrays(inputs, learned, lambda k: (op, f"loop variable {k} of '{op.name}'"))
+
+    def _started_arrays(self, inits, learned, blame) -> list:
+        """``inits`` with each pending array replaced by zeros of the type the loop body
+        (lowered once: ``learned``) gives it; ``blame(k)``: (op, what) for the error."""
         out = []
-        for k, value in enumerate(inputs):
+        for k, value in enumerate(inits):
             if isinstance(value, PendingArray):
                 written = learned[k]
                 if written is None or isinstance(written, PendingArray) or written.type is None:
-                    raise ControlFlowError(op, f"loop variable {k} of '{op.name}' is a TensorList the loop never"
-                                               f" writes to")
-                value = zeros(lowering.ctx.b, written.type)
+                    op, what = blame(k)
+                    raise ControlFlowError(op, f"{what} is an array the loop never writes to")
+                value = zeros(self.lowering.ctx.b, written.type)
             out.append(value)
         return out
 
@@ -495,16 +500,7 @@ class ControlFlowLowering:
         _discard(scratch)
         self.done = done
         del lowering.failures[failures:]
-        out = []
-        for k, value in enumerate(inits):
-            if isinstance(value, PendingArray):
-                written = learned[k]
-                if written is None or isinstance(written, PendingArray) or written.type is None:
-                    raise ControlFlowError(merges[k], f"loop variable '{merges[k].name}' is a TensorArray the loop"
-                                                      f" never writes to")
-                value = zeros(lowering.ctx.b, written.type)
-            out.append(value)
-        return out
+        return self._started_arrays(inits, learned, lambda k: (merges[k], f"loop variable '{merges[k].name}'"))
 
     def _ancestors(self, roots, members, boundary) -> list:
         """The members ``roots`` depend on (data and control inputs; inner loops' back
