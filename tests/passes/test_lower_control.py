@@ -251,3 +251,20 @@ def test_a_loose_shape_invariant_with_a_steady_shape_compiles():
             for _ in range(4):
                 expected = np.tanh(expected) + 0.5
             np.testing.assert_allclose(sess.run(y, {x: xs}), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("taken", [True, False])
+def test_a_gradient_constant_waiting_on_the_gradient_switch_does_not_make_a_cycle(taken):
+    # Square's gradient makes its Const under control_dependencies([grad]): a control edge
+    # from the cond gradient's Switch to a constant used inside the gradient's branch (the
+    # fuzzer found it, seeds 21657 and 24378). A Switch orders nothing: no cycle.
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [], name="p")
+        x = tf.placeholder(tf.float32, [3], name="x")
+        y = tf.cond(p, lambda: tf.square(x), lambda: tf.nn.leaky_relu(x, 0.2))
+        (dx,) = tf.gradients(tf.reduce_sum(y * 3.0), [x])
+        xs = np.array([1.5, -2.0, 0.5], np.float32)
+        with tf.Session() as sess:
+            got = sess.run(dx, {p: taken, x: xs})
+    expected = 6.0 * xs if taken else 3.0 * np.where(xs > 0, 1.0, 0.2)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)

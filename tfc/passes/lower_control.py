@@ -602,7 +602,10 @@ def _contracted_order(node_of: dict) -> list:
     pending = {node: set() for node in first}
     consumers: dict = {node: set() for node in first}
     for op, node in node_of.items():
-        producers = [t.op for t in op._inputs if not _is_back_edge(op, t)] + _through_no_ops(op._control_inputs)
+        # A control input on a cond's Switch orders nothing compiled code cares about (a Switch
+        # has no effect; TF's gradients put such edges on constants used inside branches).
+        control = [c for c in _through_no_ops(op._control_inputs) if c.type not in SWITCH]
+        producers = [t.op for t in op._inputs if not _is_back_edge(op, t)] + control
         for producer in producers:
             source = node_of.get(producer)
             if source is not None and source != node:
