@@ -22,10 +22,16 @@ from .tensor_shape import TensorShape, unknown_shape
 
 
 # -- the ops ----------------------------------------------------------------------------------
-def _lowered_by_the_array_lowering(ctx, op, *inputs):
-    from tfc.passes.lower_arrays import lower_tensor_array_op
+def _lowering(name: str):
+    """The entry's lowering: ``tfc.passes.lower_arrays.<name>`` (imported when lowering)."""
 
-    return lower_tensor_array_op(ctx, op, *inputs)
+    def lower(ctx, op, *inputs):
+        from tfc.passes import lower_arrays
+
+        return getattr(lower_arrays, name)(ctx, op, *inputs)
+
+    lower.__name__ = name
+    return lower
 
 
 @register
@@ -42,7 +48,7 @@ class TensorArrayV3(OpType):
     def infer(op):
         return [[2], []]
 
-    lower = _lowered_by_the_array_lowering
+    lower = _lowering("new_array")
 
 
 @register
@@ -54,7 +60,7 @@ class TensorArrayWriteV3(OpType):
     def infer(op):
         return [[]]
 
-    lower = _lowered_by_the_array_lowering
+    lower = _lowering("array_write")
 
 
 @register
@@ -66,7 +72,7 @@ class TensorArrayReadV3(OpType):
     def infer(op):
         return [unknown_shape()]
 
-    lower = _lowered_by_the_array_lowering
+    lower = _lowering("array_read")
 
 
 @register
@@ -82,7 +88,7 @@ class TensorArrayGatherV3(OpType):
             return [unknown_shape()]
         return [TensorShape(indices.as_list() + element.as_list())]
 
-    lower = _lowered_by_the_array_lowering
+    lower = _lowering("array_gather")
 
 
 @register
@@ -94,7 +100,7 @@ class TensorArrayScatterV3(OpType):
     def infer(op):
         return [[]]
 
-    lower = _lowered_by_the_array_lowering
+    lower = _lowering("array_scatter")
 
 
 @register
@@ -106,7 +112,7 @@ class TensorArraySizeV3(OpType):
     def infer(op):
         return [[]]
 
-    lower = _lowered_by_the_array_lowering
+    lower = _lowering("array_size")
 
 
 @register
@@ -124,18 +130,14 @@ def _list_element_shape(op, index: int):
     """The element shape an ``element_shape`` input (-1: unknown dim) holds, or unknown."""
     from .tensor_util import constant_value
 
-    known = constant_value(op._inputs[index]) if index < len(op._inputs) else None
-    if known is None:
+    known = constant_value(op._inputs[index])
+    if known is None or known.ndim == 0:  # not constant, or a scalar -1: unknown rank
         return unknown_shape()
-    known = [int(d) for d in (known.reshape(-1) if getattr(known, "ndim", 0) else [])]
-    if not known and getattr(constant_value(op._inputs[index]), "ndim", 0) == 0:
-        return unknown_shape()  # a scalar -1: unknown rank
-    return TensorShape([None if d < 0 else d for d in known])
+    return TensorShape([None if d < 0 else int(d) for d in known.reshape(-1)])
 
 
 class _TensorListOp(OpType):
     not_differentiable = True
-    lower = _lowered_by_the_array_lowering
 
 
 @register
@@ -147,6 +149,8 @@ class TensorListReserve(_TensorListOp):
     def infer(op):
         return [[]]
 
+    lower = _lowering("list_reserve")
+
 
 @register
 class TensorListFromTensor(_TensorListOp):
@@ -156,6 +160,8 @@ class TensorListFromTensor(_TensorListOp):
 
     def infer(op):
         return [[]]
+
+    lower = _lowering("list_from_tensor")
 
 
 @register
@@ -167,6 +173,8 @@ class TensorListGetItem(_TensorListOp):
     def infer(op):
         return [_list_element_shape(op, 2)]
 
+    lower = _lowering("list_get_item")
+
 
 @register
 class TensorListSetItem(_TensorListOp):
@@ -176,6 +184,8 @@ class TensorListSetItem(_TensorListOp):
 
     def infer(op):
         return [[]]
+
+    lower = _lowering("list_set_item")
 
 
 @register
@@ -191,6 +201,8 @@ class TensorListStack(_TensorListOp):
         count = op._attrs.get("num_elements", -1)
         return [TensorShape([None if count < 0 else count] + element.as_list())]
 
+    lower = _lowering("list_stack")
+
 
 @register
 class TensorListLength(_TensorListOp):
@@ -199,6 +211,8 @@ class TensorListLength(_TensorListOp):
 
     def infer(op):
         return [[]]
+
+    lower = _lowering("list_length")
 
 
 # -- the Python object ------------------------------------------------------------------------

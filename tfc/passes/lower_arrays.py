@@ -7,7 +7,9 @@ gather reads one (``gather``), and a while loop carries the array where TF carri
 flow. The handle only says which array (its size and element type); it is not an IR
 value. A new array's element shape is known from its first write or scatter: until then
 its flow is a ``PendingArray``, and a loop that carries one learns the shape by lowering
-its body once first (``lower_control.ControlFlowLowering.lower_loop``).
+its body once first (``lower_control.ControlFlowLowering.lower_loop``). TF 2's TensorList
+ops are the same with the list value as the array. Each op's registry entry
+(tfc/frontend/tensor_array.py) names its function here.
 """
 from __future__ import annotations
 
@@ -35,64 +37,80 @@ class PendingArray:
     type: object = None  # not an IR value
 
 
-def lower_tensor_array_op(ctx, op, *inputs):
-    kind = op.type
-    if kind.startswith("TensorList"):
-        return _lower_tensor_list_op(ctx, op, *inputs)
-    if kind == "TensorArrayV3":
-        return _new_array(ctx, op, inputs[0])
-    handle = inputs[0]
+# -- TensorArrayV3 ops: (handle, ..., flow) in, a new flow out -------------------------------
+def new_array(ctx, op, size):
+    """TensorArrayV3: the handle, and zeros (or a pending array) as the first flow."""
+    return _new_array(ctx, op, size)
+
+
+def array_size(ctx, op, handle, flow):
+    return _size_value(ctx, _handle(ctx, op, handle))
+
+
+def array_write(ctx, op, handle, index, value, flow):
+    _handle(ctx, op, handle)
+    return _scatter(ctx, flow, _reshape_index(ctx, index), _as_row(ctx, value))
+
+
+def array_scatter(ctx, op, handle, indices, value, flow):
+    _handle(ctx, op, handle)
+    return _scatter(ctx, flow, indices, value)
+
+
+def array_read(ctx, op, handle, index, flow):
+    _handle(ctx, op, handle)
+    return ctx.b.value("gather", [_existing(ctx, op, flow), index], {"axis": 0})
+
+
+def array_gather(ctx, op, handle, indices, flow):
+    _handle(ctx, op, handle)
+    return ctx.b.value("gather", [_existing(ctx, op, flow), indices], {"axis": 0})
+
+
+# -- TF 2's TensorList ops: the list value is the array itself (no handle, no flow) -------------
+def list_reserve(ctx, op, element_shape, count):
+    known = ctx.static_dims(count)
+    if not known:
+        ctx.fail("the size of a TensorList must be known when the program is compiled")
+    handle = ArrayHandle(known[0], ctx.elem(op._attrs["element_dtype"]))
+    shape = ctx.static_dims(element_shape)
+    if shape is not None and all(isinstance(d, int) and d >= 0 for d in shape) and element_shape.type.shape:
+        return zeros(ctx.b, ir.TensorType(handle.elem, (handle.size, *shape)))
+    return PendingArray(handle)
+
+
+def list_from_tensor(ctx, op, tensor, element_shape):
+    return tensor
+
+
+def list_get_item(ctx, op, array, index, element_shape):
+    return ctx.b.value("gather", [_existing(ctx, op, array), index], {"axis": 0})
+
+
+def list_set_item(ctx, op, array, index, item):
+    return _scatter(ctx, array, _reshape_index(ctx, index), _as_row(ctx, item))
+
+
+def list_stack(ctx, op, array, element_shape):
+    return _existing(ctx, op, array)
+
+
+def list_length(ctx, op, array):
+    array = _existing(ctx, op, array)
+    return _size_value(ctx, ArrayHandle(array.type.shape[0], array.type.elem))
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def _handle(ctx, op, handle) -> ArrayHandle:
     if not isinstance(handle, ArrayHandle):
-        ctx.fail(f"{kind} works on a TensorArray handle tfc cannot follow (it must come from a TensorArrayV3 of"
-                 f" this graph, through while loops if any)")
-    if kind == "TensorArraySizeV3":
-        return _size_value(ctx, handle)
-    if kind == "TensorArrayWriteV3":
-        _, index, value, flow = inputs
-        return _scatter(ctx, handle, flow, _reshape_index(ctx, index), ctx.reshape(value, (1, *value.type.shape)))
-    if kind == "TensorArrayScatterV3":
-        _, indices, value, flow = inputs
-        return _scatter(ctx, handle, flow, indices, value)
-    if kind == "TensorArrayReadV3":
-        _, index, flow = inputs
-        return ctx.b.value("gather", [_existing(ctx, op, flow), index], {"axis": 0})
-    if kind == "TensorArrayGatherV3":
-        _, indices, flow = inputs
-        return ctx.b.value("gather", [_existing(ctx, op, flow), indices], {"axis": 0})
-    ctx.fail(f"{kind} is not supported yet")
+        ctx.fail(f"{op.type} works on a TensorArray handle tfc cannot follow (it must come from a TensorArrayV3"
+                 f" of this graph, through while loops if any)")
+    return handle
 
 
-def _lower_tensor_list_op(ctx, op, *inputs):
-    """TF 2's TensorLists: the list value is the array itself (no handle, no flow)."""
-    kind = op.type
-    if kind == "TensorListReserve":
-        element_shape, count = inputs
-        known = ctx.static_dims(count)
-        if not known:
-            ctx.fail("the size of a TensorList must be known when the program is compiled")
-        handle = ArrayHandle(known[0], ctx.elem(op._attrs["element_dtype"]))
-        shape = ctx.static_dims(element_shape)
-        if shape is not None and all(isinstance(d, int) and d >= 0 for d in shape) and element_shape.type.shape:
-            return zeros(ctx.b, ir.TensorType(handle.elem, (handle.size, *shape)))
-        return PendingArray(handle)
-    if kind == "TensorListFromTensor":
-        return inputs[0]
-    if kind == "TensorListGetItem":
-        array, index, _ = inputs
-        return ctx.b.value("gather", [_existing(ctx, op, array), index], {"axis": 0})
-    if kind == "TensorListSetItem":
-        array, index, item = inputs
-        handle = array.handle if isinstance(array, PendingArray) else None
-        if handle is None:
-            return ctx.b.value("scatter_add", [array, _reshape_index(ctx, index), ctx.reshape(item, (1, *item.type.shape))],
-                               {"axis": 0})
-        return _scatter(ctx, handle, array, _reshape_index(ctx, index), ctx.reshape(item, (1, *item.type.shape)))
-    if kind == "TensorListStack":
-        return _existing(ctx, op, inputs[0])
-    if kind == "TensorListLength":
-        array = _existing(ctx, op, inputs[0])
-        return _size_value(ctx, ArrayHandle(array.type.shape[0], array.type.elem))
-    ctx.fail(f"{kind} is not supported yet")
+def _as_row(ctx, value):
+    """``value`` as the one row a write scatters: shape (1, *value.shape)."""
+    return ctx.reshape(value, (1, *value.type.shape))
 
 
 def _new_array(ctx, op, size):
@@ -118,9 +136,10 @@ def _reshape_index(ctx, index):
     return ctx.reshape(index, (1,))
 
 
-def _scatter(ctx, handle: ArrayHandle, flow, indices, value):
+def _scatter(ctx, flow, indices, value):
+    """``value``'s rows added at ``indices`` of the array ``flow`` (zeros when pending)."""
     if isinstance(flow, PendingArray):
-        flow = zeros(ctx.b, ir.TensorType(handle.elem, (handle.size, *value.type.shape[1:])))
+        flow = zeros(ctx.b, ir.TensorType(flow.handle.elem, (flow.handle.size, *value.type.shape[1:])))
     return ctx.b.value("scatter_add", [flow, indices, value], {"axis": 0})
 
 
