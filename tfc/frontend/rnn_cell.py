@@ -33,6 +33,7 @@ import collections
 import hashlib
 
 from . import dtypes
+from .clip_ops import clip_by_value
 from .convert import convert_to_tensor
 from .graph import Tensor, get_default_graph, name_scope
 from .layers import InputSpec, Layer, _get_activation, _get_initializer
@@ -268,17 +269,6 @@ def _last_dim(inputs_shape):
     return dims[-1]
 
 
-def _clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    """TF 1.15's tf.clip_by_value: Minimum then Maximum in a ``clip_by_value`` scope."""
-    with name_scope(name, "clip_by_value", [t, clip_value_min, clip_value_max]) as scope:
-        values = convert_to_tensor(t, name="t")
-        t_min = math_ops.minimum(values, clip_value_max)
-        values.shape.merge_with(t_min.shape)
-        t_max = math_ops.maximum(t_min, clip_value_min, name=scope)
-        values.shape.merge_with(t_max.shape)
-    return t_max
-
-
 def _activation_or_tanh(activation):
     return _get_activation(activation) if activation else math_ops.tanh
 
@@ -367,6 +357,13 @@ class LayerRNNCell(RNNCell):
     def __call__(self, inputs, state, scope=None, *args, **kwargs):
         return Layer.__call__(self, inputs, state, *args, scope=scope, **kwargs)
 
+    def _input_depth(self, inputs_shape) -> int:
+        """The inputs' last dim (TF's error when unknown), after checking the cell's dtype."""
+        if _last_dim(inputs_shape) is None:
+            raise ValueError(f"Expected inputs.shape[-1] to be known, saw shape: {_shape_tuple(inputs_shape)}")
+        _check_supported_dtypes(self.dtype)
+        return _last_dim(inputs_shape)
+
 
 # =====================================================================================
 # BasicRNNCell, GRUCell
@@ -390,10 +387,7 @@ class BasicRNNCell(LayerRNNCell):
         return self._num_units
 
     def build(self, inputs_shape):
-        if _last_dim(inputs_shape) is None:
-            raise ValueError(f"Expected inputs.shape[-1] to be known, saw shape: {_shape_tuple(inputs_shape)}")
-        _check_supported_dtypes(self.dtype)
-        input_depth = _last_dim(inputs_shape)
+        input_depth = self._input_depth(inputs_shape)
         self._kernel = self.add_variable(_WEIGHTS_VARIABLE_NAME, shape=[input_depth + self._num_units,
                                                                          self._num_units])
         self._bias = self.add_variable(_BIAS_VARIABLE_NAME, shape=[self._num_units],
@@ -447,10 +441,7 @@ class GRUCell(LayerRNNCell):
         return self._num_units
 
     def build(self, inputs_shape):
-        if _last_dim(inputs_shape) is None:
-            raise ValueError(f"Expected inputs.shape[-1] to be known, saw shape: {_shape_tuple(inputs_shape)}")
-        _check_supported_dtypes(self.dtype)
-        input_depth = _last_dim(inputs_shape)
+        input_depth = self._input_depth(inputs_shape)
         self._gate_kernel = self.add_variable(
             f"gates/{_WEIGHTS_VARIABLE_NAME}", shape=[input_depth + self._num_units, 2 * self._num_units],
             initializer=self._kernel_initializer)
@@ -529,10 +520,7 @@ class BasicLSTMCell(LayerRNNCell):
         return self._num_units
 
     def build(self, inputs_shape):
-        if _last_dim(inputs_shape) is None:
-            raise ValueError(f"Expected inputs.shape[-1] to be known, saw shape: {_shape_tuple(inputs_shape)}")
-        _check_supported_dtypes(self.dtype)
-        input_depth = _last_dim(inputs_shape)
+        input_depth = self._input_depth(inputs_shape)
         h_depth = self._num_units
         self._kernel = self.add_variable(_WEIGHTS_VARIABLE_NAME, shape=[input_depth + h_depth, 4 * self._num_units])
         self._bias = self.add_variable(_BIAS_VARIABLE_NAME, shape=[4 * self._num_units],
@@ -608,10 +596,7 @@ class LSTMCell(LayerRNNCell):
         return self._output_size
 
     def build(self, inputs_shape):
-        if _last_dim(inputs_shape) is None:
-            raise ValueError(f"Expected inputs.shape[-1] to be known, saw shape: {_shape_tuple(inputs_shape)}")
-        _check_supported_dtypes(self.dtype)
-        input_depth = _last_dim(inputs_shape)
+        input_depth = self._input_depth(inputs_shape)
         h_depth = self._num_units if self._num_proj is None else self._num_proj
         self._kernel = self.add_variable(_WEIGHTS_VARIABLE_NAME, shape=[input_depth + h_depth, 4 * self._num_units],
                                          initializer=self._initializer)
@@ -648,7 +633,7 @@ class LSTMCell(LayerRNNCell):
         else:
             c = sigmoid(f + self._forget_bias) * c_prev + sigmoid(i) * self._activation(j)
         if self._cell_clip is not None:
-            c = _clip_by_value(c, -self._cell_clip, self._cell_clip)
+            c = clip_by_value(c, -self._cell_clip, self._cell_clip)
         if self._use_peepholes:
             m = sigmoid(o + self._w_o_diag * c) * self._activation(c)
         else:
@@ -656,7 +641,7 @@ class LSTMCell(LayerRNNCell):
         if self._num_proj is not None:
             m = math_ops.matmul(m, self._proj_kernel)
             if self._proj_clip is not None:
-                m = _clip_by_value(m, -self._proj_clip, self._proj_clip)
+                m = clip_by_value(m, -self._proj_clip, self._proj_clip)
         new_state = LSTMStateTuple(c, m) if self._state_is_tuple else array_ops.concat([c, m], 1)
         return m, new_state
 
