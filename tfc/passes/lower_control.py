@@ -287,7 +287,7 @@ class ControlFlowLowering:
         lowering = self.lowering
         # The Switches' own predicate input (an Identity of ``frame_pred`` may be what a
         # later cond can reach, as an escaping value of an earlier one).
-        pred = self._outer_value(switches[0]._inputs[1] if switches else frame_pred)
+        pred = self._value_in_region(switches[0]._inputs[1] if switches else frame_pred)
         regions, yields, exported_values = [], [], {}
         for branch in (1, 0):
             frame = ("cond", frame_pred, branch)
@@ -413,7 +413,7 @@ class ControlFlowLowering:
         from tfc.frontend.function_library import instantiate
 
         lowering = self.lowering
-        inputs = [self._outer_value(t) for t in op._inputs]
+        inputs = [self._value_in_region(t) for t in op._inputs]
         if op.type in FUNCTIONAL_IF:
             pred, inputs = inputs[0], inputs[1:]
             if pred.type != ir.TensorType(ir.ElemType.PRED, ()):
@@ -476,12 +476,6 @@ class ControlFlowLowering:
             out.append(value)
         return out
 
-    def _outer_value(self, tensor) -> ir.Value:
-        value = self.lowering.values[tensor]
-        if value.type is not None and isinstance(value.type, ir.RefType):
-            value = self.lowering.ctx.b.value("read", [value])
-        return value
-
     def _materialize_arrays(self, inits, merges, switches, invariant_bindings, inner, body_ops, body_roots) -> list:
         """Loop-carried TensorArrays nothing was written to before the loop: lower the body
         once (then throw it away) to learn what the loop writes into them, and start them
@@ -532,11 +526,9 @@ class ControlFlowLowering:
         return value
 
     def _value_in_region(self, tensor) -> ir.Value:
-        value = self.lowering.values.get(tensor)
-        if value is None and tensor.op.type in SWITCH and not _is_loop_switch(tensor.op):
-            return self._value_in_region(tensor.op._inputs[0])  # a cond Switch's output is its data
-        if value is None:
-            raise KeyError(tensor)
+        """``tensor``'s value where the builder is (a cond Switch's output is its data; a
+        ref is read)."""
+        value = self._switched_value(tensor)
         if isinstance(value.type, ir.RefType):
             value = self.lowering.ctx.b.value("read", [value])
         return value
