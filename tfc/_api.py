@@ -14,7 +14,7 @@ _OP_MODULES = [
     "tfc.frontend.initializers", "tfc.frontend.graph_io", "tfc.frontend.gradients",
     "tfc.frontend.ops.extra_ops", "tfc.frontend.control_flow", "tfc.frontend.ops.functional_ops",
     "tfc.frontend.tensor_array", "tfc.frontend.map_fn", "tfc.frontend.rnn", "tfc.frontend.dynamic_rnn",
-    "tfc.frontend.clip_ops", "tfc.frontend.embedding_ops",
+    "tfc.frontend.clip_ops", "tfc.frontend.embedding_ops", "tfc.frontend.stack_ops",
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
