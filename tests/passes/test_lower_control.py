@@ -17,6 +17,9 @@ from tfc.protos import GraphDef
 
 GRAPHS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "graphs")
 MODELS = ["cond", "cond_tuple", "while", "nested", "max_iter", "lstm", "cond_v2", "while_v2", "lstm_v2"]
+# Gradients through while loops, as TF builds them: stacks of forward values
+# (StackV2/StackPushV2/StackPopV2, tfc/passes/lower_stacks.py), TensorArray gradients.
+GRADIENT_MODELS = ["grad_while", "grad_max_iter", "grad_nested", "grad_cond", "grad_unused", "grad_lstm"]
 
 
 def _load(name: str):
@@ -27,7 +30,7 @@ def _load(name: str):
     return graph_def, data
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", MODELS + GRADIENT_MODELS)
 def test_tf_written_control_flow_runs_to_tensorflows_outputs(name):
     # v1: Switch/Merge/Enter/Exit/NextIteration/LoopCond; v2: If / StatelessWhile whose
     # bodies are FunctionDefs of the GraphDef's library.
@@ -184,14 +187,6 @@ def test_training_through_a_cond_updates_only_what_the_taken_branch_used():
             assert sess.run(a) == pytest.approx(2.6)
 
 
-def test_gradients_through_a_while_loop_say_they_are_not_supported_yet():
-    with tf.Graph().as_default():
-        x = tf.placeholder(tf.float32, [], name="x")
-        _, y = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * x), [tf.constant(0), tf.constant(1.0)])
-        with pytest.raises(NotImplementedError, match="tf.gradients through tf.while_loop is not supported yet"):
-            tf.gradients(y, x)
-
-
 def test_a_loop_variable_that_grows_is_refused_naming_the_loop():
     with tf.Graph().as_default():
         i, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, tf.concat([y, y], 0)),
@@ -268,3 +263,20 @@ def test_a_gradient_constant_waiting_on_the_gradient_switch_does_not_make_a_cycl
             got = sess.run(dx, {p: taken, x: xs})
     expected = 6.0 * xs if taken else 3.0 * np.where(xs > 0, 1.0, 0.2)
     np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_a_loop_gradient_with_no_compile_time_bound_is_refused_naming_the_loop():
+    # TF's stacks grow as the loop runs; compiled ones are sized by the loop's trip-count
+    # bound. ``i < n`` with a fed n has none.
+    graph_def, data = _load("grad_fed_bound")
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.import_graph_def(graph_def, name="")
+        with tf.Session(graph=graph) as sess:
+            with pytest.raises(UnsupportedOpsError) as info:
+                sess.run("dx:0", {"x:0": data["in0_0"], "n:0": data["in0_1"]})
+    message = str(info.value)
+    assert "'while/LoopCond' (LoopCond)" in message
+    assert "the gradient of while loop 'while/while_context' keeps values of each iteration on stack" \
+           " 'gradients/while/mul_grad/Mul_1/f_acc'" in message
+    assert "pass maximum_iterations (a constant) to tf.while_loop" in message

@@ -125,6 +125,23 @@ class TensorArrayCloseV3(OpType):
         return []
 
 
+@register
+class TensorArrayGradV3(OpType):
+    """The gradient array of ``handle`` for ``source`` (TF makes one per source and shares it;
+    its flow threads the gradient writes, see ``lower_arrays.array_grad``)."""
+
+    inputs = ["handle: resource", "flow_in: float32"]
+    outputs = ["grad_handle: resource", "flow_out: float32"]
+    attrs = {"source": Attr("string")}
+    stateful = True
+    not_differentiable = True
+
+    def infer(op):
+        return [[2], []]
+
+    lower = _lowering("array_grad")
+
+
 # -- TF 2's TensorList ops (what While bodies of TF 2 graphs hold instead of TensorArrays) ----
 def _list_element_shape(op, index: int):
     """The element shape an ``element_shape`` input (-1: unknown dim) holds, or unknown."""

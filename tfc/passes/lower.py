@@ -168,6 +168,8 @@ class LowerCtx:
         self._symbol_prefix = symbol_prefix
         self._subst: dict = {}  # symbol name -> the dim it was unified with
         self.op = None  # the TF op being lowered
+        self.stacks: dict = {}  # StackV2 op -> lower_stacks.StackState where the builder is
+        self.stack_facts: dict = {}  # StackV2 op -> lower_stacks.StackFacts
 
     # -- failure ------------------------------------------------------------------------
     def fail(self, reason: str):

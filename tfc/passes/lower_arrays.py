@@ -27,6 +27,9 @@ class ArrayHandle:
     size: object
     elem: ir.ElemType
     type: object = None  # not an IR value
+    # A gradient array whose ops get the array's own flow, not a gradient flow: writes
+    # start from zeros, reads read zeros (see ``array_grad``).
+    fresh: bool = False
 
 
 @dataclass(eq=False)
@@ -48,23 +51,32 @@ def array_size(ctx, op, handle, flow):
 
 
 def array_write(ctx, op, handle, index, value, flow):
-    _handle(ctx, op, handle)
-    return _scatter(ctx, flow, _reshape_index(ctx, index), _as_row(ctx, value))
+    return _scatter(ctx, _flow(ctx, op, handle, flow), _reshape_index(ctx, index), _as_row(ctx, value))
 
 
 def array_scatter(ctx, op, handle, indices, value, flow):
-    _handle(ctx, op, handle)
-    return _scatter(ctx, flow, indices, value)
+    return _scatter(ctx, _flow(ctx, op, handle, flow), indices, value)
 
 
 def array_read(ctx, op, handle, index, flow):
-    _handle(ctx, op, handle)
-    return ctx.b.value("gather", [_existing(ctx, op, flow), index], {"axis": 0})
+    return ctx.b.value("gather", [_existing(ctx, op, _flow(ctx, op, handle, flow)), index], {"axis": 0})
 
 
 def array_gather(ctx, op, handle, indices, flow):
+    return ctx.b.value("gather", [_existing(ctx, op, _flow(ctx, op, handle, flow)), indices], {"axis": 0})
+
+
+def array_grad(ctx, op, handle, flow):
+    """TensorArrayGradV3: the gradient array of ``handle``. TF makes one per array and
+    source, shared by every op that names it, and threads its writes with flows (the
+    gradient array's ops take ``gradient_flow``, an Identity of this op's ``flow_in``).
+    Compiled, a flow stands for the gradients written along it, summed where TF sums
+    flows: a gradient flow coming in (the gradient of a write or scatter, about to read)
+    is that array; the array's own flow (the gradient of a read or gather, about to write)
+    starts a new one, zeros: the handle says which (``fresh``)."""
     _handle(ctx, op, handle)
-    return ctx.b.value("gather", [_existing(ctx, op, flow), indices], {"axis": 0})
+    fresh = _is_forward_flow(op._inputs[1])
+    return [ArrayHandle(handle.size, handle.elem, fresh=fresh), flow]
 
 
 # -- TF 2's TensorList ops: the list value is the array itself (no handle, no flow) -------------
@@ -108,6 +120,15 @@ def _handle(ctx, op, handle) -> ArrayHandle:
     return handle
 
 
+def _flow(ctx, op, handle, flow):
+    """The array an op on ``handle`` works on: ``flow``, or zeros for a fresh gradient array."""
+    if not _handle(ctx, op, handle).fresh:
+        return flow
+    if isinstance(flow, PendingArray):
+        return PendingArray(handle)
+    return zeros(ctx.b, flow.type)
+
+
 def _as_row(ctx, value):
     """``value`` as the one row a write scatters: shape (1, *value.shape)."""
     return ctx.reshape(value, (1, *value.type.shape))
@@ -147,6 +168,38 @@ def _existing(ctx, op, flow):
     if isinstance(flow, PendingArray):
         ctx.fail(f"{op.type} reads a TensorArray nothing was written to")
     return flow
+
+
+_FLOW_PASS_THROUGH = frozenset({"Identity", "Enter", "RefEnter", "Exit", "RefExit", "Switch", "RefSwitch", "Merge",
+                                "RefMerge", "NextIteration", "RefNextIteration"})
+
+
+def _is_forward_flow(tensor) -> bool:
+    """Whether ``tensor`` is the flow of an array itself (made by a TensorArrayV3, through
+    writes, loops and stacks) rather than a gradient flow."""
+    from .lower_stacks import pushes_of, stack_of
+
+    while True:
+        op = tensor.op
+        if op.type == "TensorArrayV3":
+            return True
+        if op.type in ("TensorArrayWriteV3", "TensorArrayScatterV3"):
+            if _handle_source(op._inputs[0]).type == "TensorArrayGradV3":
+                return False  # a write into a gradient array
+            tensor = op._inputs[3]
+        elif op.type in _FLOW_PASS_THROUGH:
+            tensor = op._inputs[0]
+        elif op.type == "StackPopV2" and stack_of(op._inputs[0]) is not None and pushes_of(stack_of(op._inputs[0])):
+            tensor = pushes_of(stack_of(op._inputs[0]))[0]._inputs[1]
+        else:
+            return False
+
+
+def _handle_source(tensor):
+    """The op making a handle (through Enter and Identity ops)."""
+    while tensor.op.type in ("Enter", "RefEnter", "Identity") and tensor.op._inputs:
+        tensor = tensor.op._inputs[0]
+    return tensor.op
 
 
 def zeros(builder: ir.Builder, t: ir.TensorType) -> ir.Value:

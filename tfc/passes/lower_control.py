@@ -34,6 +34,8 @@ from tfc import ir
 
 from .lower import prune
 from .lower_arrays import PendingArray, zeros
+from .lower_stacks import StackState, allocate, pushes_of, static_element, touched_stacks
+from .loop_bounds import trip_bound
 
 SWITCH = frozenset({"Switch", "RefSwitch"})
 MERGE = frozenset({"Merge", "RefMerge"})
@@ -163,6 +165,9 @@ class ControlFlowLowering:
         self.position = {op: i for i, op in enumerate(self.order)}
         self.contexts = Contexts(self.order)
         self.done: set = set()
+        self.loop_conds = {self.contexts.of_op[op][-1][1]: op for op in self.order
+                           if op.type in LOOP_COND and self.contexts.of_op[op]}
+        self.learning = 0  # > 0 while a loop body is lowered once to learn types
 
     def run(self) -> None:
         self.lower_level((), self.order)
@@ -288,7 +293,11 @@ class ControlFlowLowering:
         # The Switches' own predicate input (an Identity of ``frame_pred`` may be what a
         # later cond can reach, as an escaping value of an earlier one).
         pred = self._value_in_region(switches[0]._inputs[1] if switches else frame_pred)
-        regions, yields, exported_values = [], [], {}
+        stacks = touched_stacks(ops)
+        if self.learning:  # a loop body lowered to learn what its pushes push: let them tell
+            stacks = [stack for stack in stacks if not self._unknown_elements([stack])]
+        self._allocate_stacks(stacks, depth)
+        regions, yields, exported_values, stack_yields = [], [], {}, {}
         for branch in (1, 0):
             frame = ("cond", frame_pred, branch)
             inner = prefix + (frame,)
@@ -314,6 +323,7 @@ class ControlFlowLowering:
                 for t in exported:
                     if self.contexts.of_op[t.op][depth] == frame:
                         exported_values[t] = self._value_in_region(t)
+                stack_yields[branch] = _stack_values(lowering.ctx, stacks)
             regions.append(block)
             yields.append(values)
         for block, values, branch in zip(regions, yields, (1, 0)):
@@ -323,7 +333,7 @@ class ControlFlowLowering:
                     values.append(exported_values[t])
                 else:
                     values.append(_zeros(builder, exported_values[t].type))
-            builder.op("yield", values)
+            builder.op("yield", values + stack_yields[branch])
         for op in switches:
             self.done.add(op)
         anchor = merges[0] if merges else switches[0]
@@ -341,6 +351,7 @@ class ControlFlowLowering:
                 lowering.values[merge.outputs[1]] = next(results)
         for t in exported:
             lowering.values[t] = next(results)
+        _bind_stacks(lowering.ctx, stacks, list(results))
 
     # -- while -------------------------------------------------------------------------
     def lower_loop(self, prefix: tuple, frame: tuple) -> None:
@@ -378,35 +389,53 @@ class ControlFlowLowering:
         boundary = set(merges) | set(switches) | set(enters)
         cond_ops = self._ancestors([loop_cond._inputs[0]], members, boundary)
         body_roots = [n._inputs[0] for n in next_iterations]
-        body_ops = self._ancestors(body_roots, members, boundary)
-        if any(isinstance(v, PendingArray) for v in inits):
+        # A NextIteration's control inputs (TF's stack pushes, f_sync) run in the body too.
+        body_ops = self._ancestors(body_roots, members, boundary,
+                                   [c for n in next_iterations for c in n._control_inputs])
+        stacks = touched_stacks(members)
+        if any(isinstance(v, PendingArray) for v in inits) or self._unknown_elements(stacks):
             inits = self._materialize_arrays(inits, merges, switches, invariant_bindings, inner, body_ops, body_roots)
-        carried_types = [v.type for v in inits]
-        condition, body = ir.Block(carried_types), ir.Block(carried_types)
-        for region, region_ops, roots in ((condition, cond_ops, None), (body, body_ops, body_roots)):
-            bindings = dict(invariant_bindings)
-            for k, merge in enumerate(merges):
-                bindings[merge.outputs[0]] = region.args[k]
-                bindings[switches[k].outputs[1]] = region.args[k]
-            with self._region(region, bindings):
-                self.lower_level(inner, region_ops)
-                if roots is None:
-                    flag = self._value_in_region(loop_cond._inputs[0])
-                    lowering.ctx.b.op("yield", [flag])
-                else:
-                    next_values = [self._value_in_region(t) for t in roots]
-                    _check_loop_types(merges, carried_types, next_values)
-                    lowering.ctx.b.op("yield", next_values)
-            for op in region_ops:
-                self.done.discard(op)  # ops both regions use are lowered in each
+        self._allocate_stacks(stacks, depth)
+        while True:
+            carried = inits + _stack_values(lowering.ctx, stacks)
+            carried_types = [v.type for v in carried]
+            condition, body = ir.Block(carried_types), ir.Block(carried_types)
+            widen: dict = {}
+            for region, region_ops, roots in ((condition, cond_ops, None), (body, body_ops, body_roots)):
+                bindings = dict(invariant_bindings)
+                for k, merge in enumerate(merges):
+                    bindings[merge.outputs[0]] = region.args[k]
+                    bindings[switches[k].outputs[1]] = region.args[k]
+                with self._region(region, bindings):
+                    _bind_stacks(lowering.ctx, stacks, region.args[len(inits):])
+                    self.lower_level(inner, region_ops)
+                    if roots is None:
+                        flag = self._value_in_region(loop_cond._inputs[0])
+                        lowering.ctx.b.op("yield", [flag])
+                    else:
+                        next_values = [self._value_in_region(t) for t in roots]
+                        widen = _zero_scalars_to_widen(lowering.ctx, inits, next_values)
+                        if not widen:
+                            _check_loop_types(merges, carried_types, next_values)
+                            lowering.ctx.b.op("yield", next_values + _stack_values(lowering.ctx, stacks))
+                for op in region_ops:
+                    self.done.discard(op)  # ops both regions use are lowered in each
+            if not widen:
+                break
+            _discard(condition)
+            _discard(body)
+            inits = [lowering.ctx.b.value("broadcast", [v], {"dims": []}, widen[k]) if k in widen else v
+                     for k, v in enumerate(inits)]
         for op in members:
             self.done.add(op)
         lowering.ctx.b.loc = _loc_of(lowering, loop_cond)
-        loop = lowering.ctx.b.op("while", inits, {"carried": len(inits)}, carried_types, regions=[condition, body])
+        loop = lowering.ctx.b.op("while", carried, {"carried": len(carried)}, carried_types,
+                                 regions=[condition, body])
         isolate(loop)
         for k, exit_op in enumerate(exits):
             if exit_op is not None:
                 lowering.values[exit_op.outputs[0]] = loop.results[k]
+        _bind_stacks(lowering.ctx, stacks, loop.results[len(inits):])
 
     # -- TF2's functional If / While (bodies in the function library) ------------------------
     def lower_functional(self, op) -> None:
@@ -477,9 +506,10 @@ class ControlFlowLowering:
         return out
 
     def _materialize_arrays(self, inits, merges, switches, invariant_bindings, inner, body_ops, body_roots) -> list:
-        """Loop-carried TensorArrays nothing was written to before the loop: lower the body
-        once (then throw it away) to learn what the loop writes into them, and start them
-        as zeros of that type."""
+        """Loop-carried TensorArrays nothing was written to before the loop, and stacks the
+        loop pushes values of unknown shape onto: lower the body once (then throw it away)
+        to learn what the loop writes into them (the pushes record it in ``stack_facts``).
+        The arrays start as zeros of that type."""
         lowering = self.lowering
         scratch = ir.Block()
         bindings = dict(invariant_bindings)
@@ -488,20 +518,85 @@ class ControlFlowLowering:
             bindings[switches[k].outputs[1]] = inits[k]
         done = set(self.done)
         failures = len(lowering.failures)
+        self.learning += 1
         with self._region(scratch, bindings):
             self.lower_level(inner, body_ops)
             learned = [lowering.values.get(t) for t in body_roots]
         _discard(scratch)
         self.done = done
+        self.learning -= 1
         del lowering.failures[failures:]
         return self._started_arrays(inits, learned, lambda k: (merges[k], f"loop variable '{merges[k].name}'"))
 
-    def _ancestors(self, roots, members, boundary) -> list:
-        """The members ``roots`` depend on (data and control inputs; inner loops' back
-        edges too), up to this loop's ``boundary`` ops, in lowering order."""
+    # -- stacks (lower_stacks.py) ------------------------------------------------------------
+    def _unknown_elements(self, stacks) -> bool:
+        ctx = self.lowering.ctx
+        return any(ctx.stacks[s].contents is None and self._element(s) is None for s in stacks)
+
+    def _element(self, stack):
+        return static_element(stack) or self.lowering.ctx.stack_facts[stack].element
+
+    def _allocate_stacks(self, stacks, depth: int) -> None:
+        """Contents for each of ``stacks`` not allocated yet (its pushes are all one level
+        below ``depth`` or deeper): as many rows as the loops around its pushes can iterate."""
+        ctx = self.lowering.ctx
+        for stack in stacks:
+            if ctx.stacks[stack].contents is not None:
+                continue
+            element = self._element(stack)
+            if element is None:
+                raise ControlFlowError(stack, f"tfc cannot tell the shape of the values pushed onto stack"
+                                              f" '{stack.name}'")
+            allocate(ctx, stack, self._stack_capacity(stack, depth), element)
+
+    def _stack_capacity(self, stack, depth: int):
+        """The most values the pushes of ``stack`` can push: for each push, the product of the
+        trip-count bounds of the loops around it below ``depth``."""
+        total = 0
+        for push in pushes_of(stack):
+            count = 1
+            for frame in self.contexts.of_op.get(push, ())[depth:]:
+                if frame[0] != "loop":
+                    continue
+                loop_cond = self.loop_conds[frame[1]]
+                bound = trip_bound(loop_cond, self._static_scalar)
+                if bound is None:
+                    raise ControlFlowError(loop_cond, f"the gradient of while loop '{frame[1]}' keeps values of each"
+                                                      f" iteration on stack '{stack.name}', and tfc sizes stacks by"
+                                                      f" a bound on the loop's iterations known at compile time:"
+                                                      f" pass maximum_iterations (a constant) to tf.while_loop, or"
+                                                      f" count to a constant limit")
+                count = count * bound.count
+            total = total + count
+        return total
+
+    def _static_scalar(self, tensor):
+        """``tensor``'s value if known at compile time (through Enter and Identity ops): an
+        int, or a symbolic dim; else None."""
+        import numpy as np
+
+        from tfc.frontend.tensor_util import constant_value
+        from .lower import _as_dim
+
+        while tensor.op.type in ("Enter", "RefEnter", "Identity") and tensor.op._inputs:
+            tensor = tensor.op._inputs[0]
+        value = self.lowering.values.get(tensor)
+        known = None
+        if isinstance(getattr(value, "type", None), ir.TensorType):
+            known = self.lowering.ctx.static(value)
+        if known is None:
+            known = constant_value(tensor)
+        if known is None or np.asarray(known).size != 1:
+            return None
+        return _as_dim(np.asarray(known).reshape(-1)[0])
+
+    def _ancestors(self, roots, members, boundary, root_ops=()) -> list:
+        """The members ``roots`` (tensors) and ``root_ops`` depend on (data and control
+        inputs; inner loops' back edges too), up to this loop's ``boundary`` ops, in
+        lowering order."""
         member_set = set(members)
         found = set()
-        pending = [t.op for t in roots]
+        pending = [t.op for t in roots] + list(root_ops)
         while pending:
             op = pending.pop()
             if op in found or op not in member_set or op in boundary:
@@ -547,6 +642,7 @@ class _RegionScope:
         lowering = self.lowering
         self.saved_builder = lowering.ctx.b
         self.saved_values = dict(lowering.values)
+        self.saved_stacks = dict(lowering.ctx.stacks)
         lowering.ctx.b = ir.Builder(block=self.block, loc=self.saved_builder.loc)
         lowering.values.update(self.bindings)
         return self
@@ -556,6 +652,7 @@ class _RegionScope:
         lowering.ctx.b = self.saved_builder
         lowering.values.clear()
         lowering.values.update(self.saved_values)
+        lowering.ctx.stacks = self.saved_stacks
         return False
 
 
@@ -618,6 +715,36 @@ def _contracted_order(node_of: dict) -> list:
         raise ControlFlowError(stuck, f"op '{stuck.name}' is part of a cycle of conds and loops that depend on"
                                       f" each other")
     return order
+
+
+def _zero_scalars_to_widen(ctx, inits, next_values) -> dict:
+    """loop variable -> the type to start it as, when each variable changing type in an
+    iteration starts as a zero scalar and becomes a tensor of its dtype: TF's gradient
+    accumulators (``b_acc``) of a TensorArray's flow start as a scalar zero, the flow of a
+    scalar float in TF, which compiled is the array itself. Starting them as zeros of the
+    array's shape computes the same sums. Empty when there is nothing (else) to widen."""
+    import numpy as np
+
+    widen = {}
+    for k, (init, value) in enumerate(zip(inits, next_values)):
+        if init.type == value.type:
+            continue
+        known = ctx.static(init)
+        if init.type.shape != () or init.type.elem != value.type.elem or known is None or np.any(known != 0):
+            return {}
+        widen[k] = value.type
+    return widen
+
+
+def _stack_values(ctx, stacks) -> list:
+    """The IR values standing for ``stacks`` where the builder is: contents and top of each."""
+    return [value for stack in stacks for value in (ctx.stacks[stack].contents, ctx.stacks[stack].top)]
+
+
+def _bind_stacks(ctx, stacks, values) -> None:
+    """Make ``values`` (contents and top of each of ``stacks``) their state from here on."""
+    for k, stack in enumerate(stacks):
+        ctx.stacks[stack] = StackState(values[2 * k], values[2 * k + 1])
 
 
 def _discard(block: ir.Block) -> None:
