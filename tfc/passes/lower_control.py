@@ -48,6 +48,10 @@ FUNCTIONAL_IF = frozenset({"If", "StatelessIf"})
 FUNCTIONAL_WHILE = frozenset({"While", "StatelessWhile"})
 
 
+# A loop whose variables change shape is unrolled when it runs exactly this many times or fewer.
+MAX_UNROLL = 256
+
+
 class ControlFlowError(ValueError):
     def __init__(self, op, reason: str):
         super().__init__(reason)
@@ -393,6 +397,12 @@ class ControlFlowLowering:
         body_ops = self._ancestors(body_roots, members, boundary,
                                    [c for n in next_iterations for c in n._control_inputs])
         stacks = touched_stacks(members)
+        if any(lowering.ctx.stacks[stack].items is not None for stack in stacks):
+            # It pops what an unrolled loop pushed (TF's gradient of that loop): unroll it too.
+            self._unroll(self._exact_count(loop_cond, stacks), inner, members, merges, switches, exits,
+                         invariant_bindings, inits, body_ops, body_roots, stacks)
+            return
+        unallocated = [stack for stack in stacks if lowering.ctx.stacks[stack].contents is None]
         if any(isinstance(v, PendingArray) for v in inits) or self._unknown_elements(stacks):
             inits = self._materialize_arrays(inits, merges, switches, invariant_bindings, inner, body_ops, body_roots)
         self._allocate_stacks(stacks, depth)
@@ -415,11 +425,22 @@ class ControlFlowLowering:
                     else:
                         next_values = [self._value_in_region(t) for t in roots]
                         widen = _zero_scalars_to_widen(lowering.ctx, inits, next_values)
-                        if not widen:
-                            _check_loop_types(merges, carried_types, next_values)
+                        changing = [k for k, v in enumerate(next_values) if v.type != carried_types[k]]
+                        if not widen and not changing:
                             lowering.ctx.b.op("yield", next_values + _stack_values(lowering.ctx, stacks))
                 for op in region_ops:
                     self.done.discard(op)  # ops both regions use are lowered in each
+            if not widen and changing:
+                _discard(condition)
+                _discard(body)
+                bound = trip_bound(loop_cond, self._static_scalar)
+                if bound is None or not bound.exact or not isinstance(bound.count, int) or bound.count > MAX_UNROLL:
+                    _check_loop_types(merges, carried_types, next_values)
+                for stack in unallocated:  # each iteration pushes its own shape: a list of values
+                    lowering.ctx.stacks[stack] = StackState(None, lowering.ctx.stacks[stack].top, ())
+                self._unroll(bound.count, inner, members, merges, switches, exits, invariant_bindings, inits,
+                             body_ops, body_roots, stacks)
+                return
             if not widen:
                 break
             _discard(condition)
@@ -436,6 +457,41 @@ class ControlFlowLowering:
             if exit_op is not None:
                 lowering.values[exit_op.outputs[0]] = loop.results[k]
         _bind_stacks(lowering.ctx, stacks, loop.results[len(inits):])
+
+    def _exact_count(self, loop_cond, stacks) -> int:
+        bound = trip_bound(loop_cond, self._static_scalar)
+        if bound is None or not bound.exact or not isinstance(bound.count, int) or bound.count > MAX_UNROLL:
+            stack = next(s for s in stacks if self.lowering.ctx.stacks[s].items is not None)
+            raise ControlFlowError(loop_cond, f"the loop pops stack '{stack.name}', which holds values of an unrolled"
+                                              f" loop (their shapes differ from one iteration to the next); tfc"
+                                              f" unrolls this loop too only when it counts to a limit known at"
+                                              f" compile time ({MAX_UNROLL} iterations at most)")
+        return bound.count
+
+    def _unroll(self, count: int, inner, members, merges, switches, exits, invariant_bindings, inits, body_ops,
+                body_roots, stacks) -> None:
+        """A loop some variable of which changes shape from one iteration to the next
+        (shape_invariants that let a tensor grow), and that runs exactly ``count`` times:
+        the body ``count`` times in a row, each iteration's values of their own shape."""
+        lowering = self.lowering
+        values = inits
+        for _ in range(count):
+            bindings = dict(invariant_bindings)
+            for k, merge in enumerate(merges):
+                bindings[merge.outputs[0]] = values[k]
+                bindings[switches[k].outputs[1]] = values[k]
+            with self._region(lowering.ctx.b.block, bindings):
+                self.lower_level(inner, body_ops)
+                values = [self._value_in_region(t) for t in body_roots]
+                states = {stack: lowering.ctx.stacks[stack] for stack in stacks}
+            lowering.ctx.stacks.update(states)
+            for op in body_ops:
+                self.done.discard(op)
+        for op in members:
+            self.done.add(op)
+        for k, exit_op in enumerate(exits):
+            if exit_op is not None:
+                lowering.values[exit_op.outputs[0]] = values[k]
 
     # -- TF2's functional If / While (bodies in the function library) ------------------------
     def lower_functional(self, op) -> None:
@@ -738,6 +794,10 @@ def _zero_scalars_to_widen(ctx, inits, next_values) -> dict:
 
 def _stack_values(ctx, stacks) -> list:
     """The IR values standing for ``stacks`` where the builder is: contents and top of each."""
+    for stack in stacks:
+        if ctx.stacks[stack].items is not None:
+            raise ControlFlowError(stack, f"stack '{stack.name}' holds values of an unrolled loop (their shapes"
+                                          f" differ), which a loop or cond that is not unrolled pushes or pops")
     return [value for stack in stacks for value in (ctx.stacks[stack].contents, ctx.stacks[stack].top)]
 
 
@@ -774,8 +834,9 @@ def _check_loop_types(ops, carried_types, next_values) -> None:
     for k, (op, before, value) in enumerate(zip(ops, carried_types, next_values)):
         if value.type != before:
             raise ControlFlowError(op, f"loop variable {k} of the while loop changes from {before} to {value.type}"
-                                       f" in an iteration: tfc compiles loops whose variables keep their shape"
-                                       f" (shape_invariants that let a tensor grow are not supported yet)")
+                                       f" in an iteration: tfc compiles loops whose variables keep their shape,"
+                                       f" and unrolls a loop whose variables grow when it counts to a limit known"
+                                       f" at compile time ({MAX_UNROLL} iterations at most)")
 
 
 def _through_no_ops(ops) -> list:

@@ -43,10 +43,13 @@ class StackHandle:
 
 @dataclass(frozen=True)
 class StackState:
-    """A stack's values where the builder is: ``contents`` (None until allocated), ``top``."""
+    """A stack's values where the builder is: ``contents`` (None until allocated), ``top``.
+    A stack pushed in an unrolled loop (lower_control's ``_unroll``: values of a different
+    shape each iteration) is a list of the values on it instead: ``items``."""
 
     contents: Optional[ir.Value]
     top: ir.Value
+    items: Optional[tuple] = None
 
 
 @dataclass
@@ -74,6 +77,9 @@ def stack_push(ctx, op, handle, value):
     stack = _stack(ctx, op, handle)
     _learn(ctx, ctx.stack_facts[stack], value)
     state = ctx.stacks[stack]
+    if state.items is not None:
+        ctx.stacks[stack] = StackState(None, _add(ctx, state.top, 1), state.items + (value,))
+        return value
     if state.contents is None:
         return value  # a loop body lowered once to learn the element type (see lower_control)
     row = ctx.reshape(value, (1, *value.type.shape))
@@ -86,6 +92,9 @@ def stack_push(ctx, op, handle, value):
 def stack_pop(ctx, op, handle):
     stack = _stack(ctx, op, handle)
     state = ctx.stacks[stack]
+    if state.items:
+        ctx.stacks[stack] = StackState(None, _add(ctx, state.top, -1), state.items[:-1])
+        return state.items[-1]
     if state.contents is None:
         ctx.fail(f"StackPopV2 '{op.name}' pops stack '{stack.name}' before anything was pushed onto it")
     top = _add(ctx, state.top, -1)
