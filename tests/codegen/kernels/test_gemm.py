@@ -70,6 +70,9 @@ SHAPES = {
     "K too deep to pack NC columns": (20, 1100, gemm.PACKED_B_ELEMENTS // 1024 + 100),
     "many row panels, parallel": (300, 200, 150),
     "one row, parallel over columns": (1, 4000, 300),
+    # Few rows: the columns are split between tasks, which share one packed copy of A.
+    "few rows, A packed once for every column task": (64, 512, 2 * 256 + 3),
+    "few rows, A too big to pack whole": (25, 600, gemm.SHARED_A_ELEMENTS // 36 + 7),
 }
 
 

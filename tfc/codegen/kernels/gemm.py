@@ -13,7 +13,9 @@ dimension. Loop structure (Goto/BLIS):
             micro-kernel                    MR * NR/VW vector registers, one FMA per
                                             (row, vector) per k
 Edge tiles are computed in full (packing pads with zeros) and written through a small
-stack tile. Packing buffers come from malloc once per call.
+stack tile. Packing buffers come from malloc once per call. When the columns are split
+between tasks (few rows: every task multiplies all of them), A is packed once, whole,
+before the tasks run, rather than by each task again.
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ TASKS_PER_THREAD = 8  # compute tasks per thread, for the pool's dynamic schedul
 PARALLEL_FLOPS = 1 << 20  # below M*N*K this, tasks run on the calling thread
 MIN_GROUP_PANELS = 4  # rows per task, in MR panels: each packed B panel is reused this often
 PACKED_B_ELEMENTS = 1 << 22  # the packed copy of B: at most K x NC, or this many elements
+# A whole packed copy of A (M x K, rounded up to MR rows) is made once, shared by the tasks,
+# when it has at most this many elements; else each task packs its rows per K block.
+SHARED_A_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -124,10 +129,12 @@ class _GemmEmitter:
 
     # -- structure ----------------------------------------------------------------------
     def emit(self) -> None:
-        """The driver: per block of NC columns, pack all of B (one parallel phase), then
-        multiply (one parallel phase of row block x column chunk tasks, each over all of K)."""
+        """The driver: pack all of A when it is shared (one parallel phase), then per block
+        of NC columns, pack all of B (one parallel phase), then multiply (one parallel
+        phase of row block x column chunk tasks, each over all of K)."""
         b, bk = self.b, self.bk
         self.pack_task = self._emit_pack_task()
+        self.pack_a_task = self._emit_pack_a_task()
         self.compute_task = self._emit_compute_task()
         with if_then(b, b.icmp_signed("==", b.mul(self.M, self.N), const_i64(0)), "empty"):
             b.ret_void()
@@ -146,6 +153,7 @@ class _GemmEmitter:
         row_panels = b.sdiv(b.add(self.M, const_i64(bk.mr - 1)), const_i64(bk.mr))
         tasks_wanted = b.mul(threads, const_i64(TASKS_PER_THREAD))
         row_groups = self.row_groups(row_panels, tasks_wanted)
+        shared_a, packed_a = self.pack_shared_a(row_panels, row_groups, tasks_wanted, parallel)
         with counted_loop(b, 0, self.N, "jc", step=block_width) as jc:
             nc = self.imin(block_width, b.sub(self.N, jc))
             panels = b.sdiv(b.add(nc, const_i64(bk.nr - 1)), const_i64(bk.nr))
@@ -155,10 +163,29 @@ class _GemmEmitter:
             chunk = self.column_chunk(row_groups, nc, tasks_wanted)
             n_chunks = b.sdiv(b.add(nc, b.sub(chunk, const_i64(1))), chunk)
             self.store_fields(compute_ctx, [self.M, self.K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b,
-                                            jc, nc, padded, n_chunks, chunk, row_panels, row_groups])
+                                            jc, nc, padded, n_chunks, chunk, row_panels, row_groups, packed_a,
+                                            shared_a])
             self.run_tasks(self.compute_task, compute_ctx, b.mul(row_groups, n_chunks), parallel)
         self.free(packed_b)
+        self.free(packed_a)
         b.ret_void()
+
+    def pack_shared_a(self, row_panels, row_groups, tasks_wanted, parallel):
+        """(shared, packed): when the column chunks per row group would make several tasks
+        pack the same rows (few rows) and A fits SHARED_A_ELEMENTS, pack all of A once
+        here (one task per MR panel: Ap[(panel*K + k)*MR + i]); ``packed`` is then that
+        copy, else a one-element dummy for ``free``."""
+        b, bk = self.b, self.bk
+        elements = b.mul(b.mul(row_panels, const_i64(bk.mr)), self.K)
+        shares = b.icmp_signed("<", row_groups, tasks_wanted)
+        fits = b.icmp_signed("<=", elements, const_i64(SHARED_A_ELEMENTS))
+        shared = b.and_(shares, fits)
+        packed = self.malloc_dynamic(b.select(shared, elements, const_i64(1)))
+        with if_then(b, shared, "pack_a"):
+            ctx = b.alloca(self.pack_a_ctx_type)
+            self.store_fields(ctx, [self.M, self.K, self.A, self.sam, self.sak, packed])
+            self.run_tasks(self.pack_a_task, ctx, row_panels, parallel)
+        return b.zext(shared, I64), packed
 
     def block_width(self):
         """Columns packed at once: NC, fewer when K is so deep that K x NC would not fit
@@ -233,15 +260,32 @@ class _GemmEmitter:
         self.B, self.sbk, self.sbn = self.fn.args[6], self.fn.args[7], self.fn.args[8]
         return fn
 
+    def _emit_pack_a_task(self) -> ll.Function:
+        """pack_a(ctx, t): MR-row panel t of A, over all of K, into the shared packed A."""
+        bk, ptr, outer = self.bk, self.t.as_pointer(), self.b
+        self.pack_a_ctx_type = ll.LiteralStructType([I64, I64, ptr, I64, I64, ptr])
+        fn, fields = self.task_function("pack_a", self.pack_a_ctx_type)
+        b = self.b
+        M, K, self.A, self.sam, self.sak, packed = fields
+        row0 = b.mul(fn.args[1], const_i64(bk.mr))
+        rows = self.imin(const_i64(bk.mr), b.sub(M, row0))
+        self.pack_a(self.at(packed, b.mul(row0, K)), row0, const_i64(0), rows, K)
+        b.ret_void()
+        self.b = outer
+        self.A, self.sam, self.sak = self.fn.args[3], self.fn.args[4], self.fn.args[5]
+        return fn
+
     def _emit_compute_task(self) -> ll.Function:
         """compute(ctx, t): one MC-row block times one column chunk, over every K block:
-        pack the A block, run the micro-kernel over the chunk's tiles."""
+        pack the A block (unless A is packed whole already), run the micro-kernel over the
+        chunk's tiles."""
         bk, ptr, outer = self.bk, self.t.as_pointer(), self.b
-        self.compute_ctx_type = ll.LiteralStructType([I64, I64, ptr, I64, I64, ptr, I64, ptr] + [I64] * 7)
+        self.compute_ctx_type = ll.LiteralStructType([I64, I64, ptr, I64, I64, ptr, I64, ptr] + [I64] * 7 + [ptr, I64])
         fn, fields = self.task_function("compute", self.compute_ctx_type)
         b = self.b
         (M, K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b, jc, nc, padded, n_chunks, width, row_panels,
-         row_groups) = fields
+         row_groups, shared_a, is_shared) = fields
+        shared = b.icmp_signed("!=", is_shared, const_i64(0))
         index = fn.args[1]
         group = b.sdiv(index, n_chunks)
         first_panel = b.sdiv(b.mul(group, row_panels), row_groups)
@@ -251,13 +295,17 @@ class _GemmEmitter:
         col_start = b.mul(b.srem(index, n_chunks), width)
         col_stop = self.imin(b.add(col_start, width), nc)
         tile = b.alloca(self.t, size=const_i64(bk.mr * bk.nr))
-        packed_a = self.malloc(bk.mc * bk.kc)
+        packed_a = self.malloc_dynamic(b.select(shared, const_i64(1), const_i64(bk.mc * bk.kc)))
         with counted_loop(b, 0, K, "pc", step=bk.kc) as pc:
             kc = self.imin(const_i64(bk.kc), b.sub(K, pc))
             first = b.icmp_signed("==", pc, const_i64(0))
-            self.pack_a(packed_a, ic, pc, mc, kc)
-            self.macro_kernel(packed_a, self.at(packed_b, b.mul(pc, padded)), tile, ic, jc, mc, nc, kc, first,
-                              col_start, col_stop)
+            with if_then(b, b.not_(shared), "pack_block"):
+                self.pack_a(packed_a, ic, pc, mc, kc)
+            # Shared: panel p of this K block starts at (p*K + pc)*MR; else at p*kc*MR.
+            a_block = b.select(shared, self.at(shared_a, b.add(b.mul(ic, K), b.mul(pc, const_i64(bk.mr)))), packed_a)
+            a_stride = b.select(shared, K, kc)
+            self.macro_kernel(a_block, a_stride, self.at(packed_b, b.mul(pc, padded)), tile, ic, jc, mc, nc, kc,
+                              first, col_start, col_stop)
         self.free(packed_a)
         b.ret_void()
         self.b = outer
@@ -342,8 +390,10 @@ class _GemmEmitter:
                 b.store(value, self.at(packed, b.add(destination, const_i64(i))))
 
     # -- compute ------------------------------------------------------------------------
-    def macro_kernel(self, packed_a, packed_b, tile, ic, jc, mc, nc, kc, first, col_start, col_stop) -> None:
-        """The column panels of [col_start, col_stop) (multiples of NR) times the A panels."""
+    def macro_kernel(self, packed_a, a_stride, packed_b, tile, ic, jc, mc, nc, kc, first, col_start,
+                     col_stop) -> None:
+        """The column panels of [col_start, col_stop) (multiples of NR) times the A panels
+        (panel p at ``packed_a + p * a_stride * MR``)."""
         b, bk = self.b, self.bk
         first_panel = b.sdiv(col_start, const_i64(bk.nr))
         last_panel = b.sdiv(b.add(col_stop, const_i64(bk.nr - 1)), const_i64(bk.nr))
@@ -353,7 +403,7 @@ class _GemmEmitter:
             col0 = b.mul(jr, const_i64(bk.nr))
             cols = self.imin(const_i64(bk.nr), b.sub(nc, col0))
             with counted_loop(b, 0, a_panels, "ir") as ir_:
-                a_panel = self.at(packed_a, b.mul(b.mul(ir_, kc), const_i64(bk.mr)))
+                a_panel = self.at(packed_a, b.mul(b.mul(ir_, a_stride), const_i64(bk.mr)))
                 row0 = b.mul(ir_, const_i64(bk.mr))
                 rows = self.imin(const_i64(bk.mr), b.sub(mc, row0))
                 acc = self.micro_kernel(a_panel, b_panel, kc)
