@@ -68,12 +68,16 @@ I32_SCALAR = ir.TensorType(ir.ElemType.I32, ())
 
 # -- the ops -------------------------------------------------------------------------------------
 def new_stack(ctx, op, max_size):
+    if is_ordering_only(op):
+        return StackHandle(op)
     ctx.stacks[op] = StackState(None, _int32(ctx, 0))
     ctx.stack_facts[op] = StackFacts()
     return StackHandle(op)
 
 
 def stack_push(ctx, op, handle, value):
+    if isinstance(handle, StackHandle) and is_ordering_only(handle.op):
+        return value
     stack = _stack(ctx, op, handle)
     _learn(ctx, ctx.stack_facts[stack], value)
     state = ctx.stacks[stack]
@@ -90,6 +94,10 @@ def stack_push(ctx, op, handle, value):
 
 
 def stack_pop(ctx, op, handle):
+    if isinstance(handle, StackHandle) and is_ordering_only(handle.op):
+        # Nothing reads the value: any value of the element type stands for it.
+        return ctx.b.value("constant", [], {"value": np.zeros((), op._attrs["elem_type"].as_numpy_dtype)},
+                           ir.TensorType(ctx.elem(op._attrs["elem_type"]), ()))
     stack = _stack(ctx, op, handle)
     state = ctx.stacks[stack]
     if state.items:
@@ -128,14 +136,30 @@ def stack_of(tensor):
 
 
 def touched_stacks(ops) -> list:
-    """The stacks (StackV2 ops) that pushes or pops among ``ops`` work on, in order."""
+    """The stacks (StackV2 ops) that pushes or pops among ``ops`` work on, in order (not
+    those only ordering ops: ``is_ordering_only``)."""
     out = []
     for op in ops:
         if op.type in (PUSH, POP):
             stack = stack_of(op._inputs[0])
-            if stack is not None and stack not in out:
+            if stack is not None and stack not in out and not is_ordering_only(stack):
                 out.append(stack)
     return out
+
+
+def is_ordering_only(stack) -> bool:
+    """Whether no op reads a value popped from ``stack`` (through Identity ops): TF's
+    gradient of a TensorArray write pops the forward flow only to wait for it
+    (``flow_out``, a control input). Compiled code needs no order, so such a stack holds
+    nothing, and its pushes and pops do nothing."""
+    return not any(_value_read(pop.outputs[0]) for pop in _handle_consumers(stack, POP))
+
+
+def _value_read(tensor) -> bool:
+    for consumer in tensor._consumers:
+        if consumer.type != "Identity" or any(_value_read(t) for t in consumer.outputs):
+            return True
+    return False
 
 
 def static_element(stack) -> Optional[tuple]:
@@ -151,6 +175,11 @@ def static_element(stack) -> Optional[tuple]:
 
 def pushes_of(stack) -> list:
     """The StackPushV2 ops working on ``stack`` (its handle through Enters)."""
+    return _handle_consumers(stack, PUSH)
+
+
+def _handle_consumers(stack, op_type: str) -> list:
+    """The ``op_type`` ops taking ``stack``'s handle (through Enter, Identity and Switch)."""
     out, pending, seen = [], [stack.outputs[0]], set()
     while pending:
         tensor = pending.pop()
@@ -158,7 +187,7 @@ def pushes_of(stack) -> list:
             if consumer in seen:
                 continue
             seen.add(consumer)
-            if consumer.type == PUSH and consumer._inputs[0] is tensor:
+            if consumer.type == op_type and consumer._inputs[0] is tensor:
                 out.append(consumer)
             elif consumer.type in ("Enter", "RefEnter", "Identity", "Switch", "RefSwitch"):
                 pending.extend(consumer.outputs)
