@@ -414,3 +414,26 @@ func @f(%a: f32[2]) -> (f32[2]) {
   return %a
 }
 """
+
+
+# -- scatters ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("scatter_first", [False, True])
+def test_adding_rows_scattered_into_zeros_scatters_them_into_the_other_operand(scatter_first):
+    # TF's gradient of a TensorArray read in a loop: one row written into a new zero array,
+    # added to the accumulated gradient array each iteration.
+    sig = "(%acc: f32[5,3], %i: i32[1], %row: f32[1,3]) -> (f32[5,3])"
+    operands = "%3, %acc" if scatter_first else "%acc, %3"
+    text = _func(sig,
+                 "%0 = constant dense<0.0> : f32[]",
+                 "%1 = broadcast %0 {dims=[]} : f32[5,3]",
+                 "%3 = scatter_add %1, %i, %row {axis=0} : f32[5,3]",
+                 f"%4 = add {operands} : f32[5,3]",
+                 "return %4")
+    assert canonicalize(text, dce=True) == _func(sig, "%0 = scatter_add %acc, %i, %row {axis=0} : f32[5,3]",
+                                                 "return %0")
+
+
+def test_adding_rows_scattered_into_nonzeros_stays():
+    sig = "(%acc: f32[5,3], %base: f32[5,3], %i: i32[1], %row: f32[1,3]) -> (f32[5,3])"
+    assert_fixed_point(_func(sig, "%0 = scatter_add %base, %i, %row {axis=0} : f32[5,3]",
+                             "%1 = add %acc, %0 : f32[5,3]", "return %1"))

@@ -4,8 +4,8 @@ import re
 import pytest
 
 from tfc.ir import VerifyError, parse_module
-from tfc.passes import (CSE, DCE, PIPELINES, Canonicalize, ConstFold, FixedPoint, InlineBranches, Pass, PassManager,
-                        PassVerificationError, default_pipeline, folder_dump)
+from tfc.passes import (CSE, DCE, PIPELINES, Canonicalize, ConstFold, FixedPoint, InlineBranches, LoopDCE, Pass,
+                        PassManager, PassVerificationError, default_pipeline, folder_dump)
 
 TEXT = """\
 func @main(%x: f32[s0,4]) -> (f32[s0,4]) {
@@ -82,7 +82,7 @@ def test_pipelines_table():
     assert PIPELINES["none"]() == []
     (group,) = PIPELINES["simplify"]()
     assert isinstance(group, FixedPoint) and group.name == "simplify" and group.max_iterations == 8
-    assert [type(p) for p in group.passes] == [Canonicalize, ConstFold, InlineBranches, CSE, DCE]
+    assert [type(p) for p in group.passes] == [Canonicalize, ConstFold, InlineBranches, CSE, DCE, LoopDCE]
     assert [item.name for item in default_pipeline()] == ["simplify"]
 
 

@@ -11,9 +11,10 @@ from .const_fold import ConstFold
 from .cse import CSE
 from .dce import DCE
 from .inline_branches import InlineBranches
+from .loop_dce import LoopDCE
 
 __all__ = [
     "PIPELINES", "FixedPoint", "Pass", "PassManager", "PassRecord", "PassReport", "PassVerificationError",
     "default_pipeline", "folder_dump", "run_pipeline", "simplify_pipeline",
-    "Canonicalize", "ConstFold", "CSE", "DCE", "InlineBranches",
+    "Canonicalize", "ConstFold", "CSE", "DCE", "InlineBranches", "LoopDCE",
 ]

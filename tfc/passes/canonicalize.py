@@ -2,6 +2,7 @@
 
 Rewrites (``c`` is a splat constant or a broadcast of one, see ``patterns.splat_scalar``):
 
+- ``x + scatter_add(0, i, u)`` -> ``scatter_add(x, i, u)`` (either operand order);
 - identities: ``x*1``, ``1*x``, ``x+0``, ``0+x``, ``x-0``, ``x/1`` -> ``x`` (any numeric
   type); ``and(x, true)``, ``or(x, false)`` -> ``x`` (pred); ``x*0`` -> ``0`` for integer
   types only (for floats ``inf*0`` and ``nan*0`` are NaN);
@@ -18,8 +19,10 @@ Rewrites (``c`` is a splat constant or a broadcast of one, see ``patterns.splat_
   and ``b+a`` alike.
 
 Why it is safe: every replacement value has exactly the replaced result's type (checked
-before each rewrite) and the same elements for every input, with one exception that XLA
-shares: ``x + 0.0`` for ``x = -0.0`` gives ``+0.0`` where the rewrite keeps ``-0.0``.
+before each rewrite) and the same elements for every input, with two exceptions: one that
+XLA shares, ``x + 0.0`` for ``x = -0.0`` gives ``+0.0`` where the rewrite keeps ``-0.0``;
+and a scatter_add into ``x`` of rows with repeated indices adds them to ``x`` one by one
+rather than to each other first (the order of a scatter's additions is unspecified).
 Ops with effects (read, assign, rng), calls and terminators are never rewritten; they
 only appear as operands. Fusion regions are simplified like function bodies. New ops
 keep the location of the op they replace.
@@ -140,7 +143,23 @@ def _either_side(op: Operation, number) -> Optional[Value]:
 
 
 def _add(op: Operation) -> Outcome:
-    return _either_side(op, 0)
+    kept = _either_side(op, 0)
+    if kept is not None:
+        return kept
+    return _add_of_scatter_into_zeros(op)
+
+
+def _add_of_scatter_into_zeros(op: Operation) -> Outcome:
+    """``x + scatter_add(0, i, u)`` -> ``scatter_add(x, i, u)``: the rows scattered into zeros
+    added to ``x`` are the rows scattered into ``x``, touching only the rows indexed instead
+    of all of ``x`` (TF's gradients of TensorArray reads in a loop write one row of a new
+    zero array per iteration and add it to an accumulator)."""
+    for scattered, other in (op.operands, reversed(op.operands)):
+        inner = _producer(scattered, "scatter_add")
+        if inner is not None and splat_equals(inner.operands[0], 0) and other.type == op.result.type:
+            return Operation("scatter_add", [other, *inner.operands[1:]], [op.result.type], dict(inner.attrs),
+                             loc=op.loc)
+    return None
 
 
 def _mul(op: Operation) -> Outcome:

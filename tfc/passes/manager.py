@@ -377,14 +377,17 @@ def folder_dump(folder: str) -> DumpHook:
 
 # -- pipelines -------------------------------------------------------------------------------
 def simplify_pipeline(max_iterations: int = 8) -> list:
-    """Canonicalize, constant folding, branch inlining, CSE and DCE to a fixed point (capped)."""
+    """Canonicalize, constant folding, branch inlining, CSE, DCE and loop DCE to a fixed point
+    (capped)."""
     from .canonicalize import Canonicalize
     from .const_fold import ConstFold
     from .cse import CSE
     from .dce import DCE
     from .inline_branches import InlineBranches
+    from .loop_dce import LoopDCE
 
-    return [FixedPoint("simplify", [Canonicalize(), ConstFold(), InlineBranches(), CSE(), DCE()], max_iterations)]
+    return [FixedPoint("simplify", [Canonicalize(), ConstFold(), InlineBranches(), CSE(), DCE(), LoopDCE()],
+                       max_iterations)]
 
 
 def default_pipeline() -> list:
