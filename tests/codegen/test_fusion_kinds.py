@@ -83,6 +83,28 @@ def test_loop_fusion_of_shape_ops(data):
     assert fusion_kinds(SHAPE_CHAIN) == {"loop": 1} and unfused_ops(SHAPE_CHAIN) == []
 
 
+CONCATENATED_PIECES = func(
+    "(%x: f32[s0,3,s1], %y: f32[s0,3,2], %z: f32[s0,2,s1]) -> (f32[s0,3,s1+6], f32[s0,5,s1])",
+    "%0 = tanh %x : f32[s0,3,s1]",
+    "%1 = exp %y : f32[s0,3,2]",
+    "%2 = neg %y : f32[s0,3,2]",
+    "%3 = concatenate %0, %1, %2, %y {dim=2} : f32[s0,3,s1+6]",
+    "%5 = mul %z, %z : f32[s0,2,s1]",
+    "%6 = concatenate %x, %5 {dim=1} : f32[s0,5,s1]",
+    "return %3, %6")
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_loop_fusions_ending_in_a_concatenation_write_it_piece_by_piece(data):
+    """A fusion whose result concatenates along a dim after the first (an inner or the
+    middle one; one piece of symbolic width) writes each operand's piece in its own loop."""
+    s0, s1 = data.draw(st.integers(0, 4)), data.draw(st.integers(0, 5))
+    args = shapes_args(data, [(s0, 3, s1), (s0, 3, 2), (s0, 2, s1)], "float32")
+    check(CONCATENATED_PIECES, args, exact=False)
+    assert fusion_kinds(CONCATENATED_PIECES) == {"loop": 2}
+
+
 MIXED_TYPES = func(
     "(%x: f16[s0,s1], %y: f16[s0,s1], %i: i32[s0,s1], %k: i8[s1]) -> (f64[s0,s1], i32[s0,s1])",
     "%0 = mul %x, %y : f16[s0,s1]",

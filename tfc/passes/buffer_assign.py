@@ -26,7 +26,7 @@ from typing import Optional
 
 from tfc import ir
 from tfc.ir.dims import Dim, dim_add, dim_floordiv, dim_mul, dim_str, parse_dim
-from tfc.ir.ops import CONTROL_FLOW, CORE_OPS
+from tfc.ir.ops import CONTROL_FLOW, CORE_OPS, WRITE, op_effect
 
 from .manager import Pass
 
@@ -212,7 +212,7 @@ class _Planner:
             found = {self.index[op] for op, i in ref_arg.uses if op in self.index and
                      (not writes_only or (i == 0 and op.name in ("assign", "rng")))}
             for op, _ in ref_arg.uses:  # an if/while passing the ref in may use it anywhere in its span
-                if op in self.span_end:
+                if op in self.span_end and (not writes_only or op_effect(op) == WRITE):
                     found |= {self.index[op], self.span_end[op]}
             positions = sorted(found)
             self._ref_positions[key] = positions
@@ -254,9 +254,9 @@ class _Planner:
         return bool(self.ops)
 
     def _plan_read(self, op) -> None:
-        ref = op.operands[0]
+        ref = self.root(op.operands[0])  # a ref passed into a region: the variable's argument
         if ref not in self.function.args:
-            return  # a ref passed into a region: other names of the variable may write it
+            return
         position = self.index[op]
         if not self.writes_to_ref(ref, position, self.last_use(op.result)):
             self.buffers[op.result] = "alias"

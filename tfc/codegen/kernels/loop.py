@@ -2,7 +2,8 @@
 
 When every member works on the output's own index (elementwise ops on equal shapes and
 scalars), one flat loop over the elements is emitted: the shape LLVM vectorises best.
-Otherwise a row-major loop nest provides the multi-index.
+A result that concatenates along a dim after the first is written piece by piece, one
+loop nest per operand. Otherwise a row-major loop nest provides the multi-index.
 """
 from __future__ import annotations
 
@@ -57,6 +58,11 @@ def emit(program, index: int, op: ir.Operation) -> None:
         with counted_loop(kernel.b, begin, end, "i") as i:
             value = elemental.gen(root, Index(kernel, shape, linear=i))
             kernel.scalar.store(value, kernel.element_pointer(out, i), elem)
+    elif _concatenation_after_rows(root):
+        concat = root.defining_op
+        begin, end = kernel.parallel_range(out_type.shape[0], dim_mul(dims_product(out_type.shape[1:]), cost))
+        with counted_loop(kernel.b, begin, end, "d0") as i:
+            _concatenate_pieces(kernel, elemental, concat, out, shape, i)
     elif out_type.rank == 0:
         _nest(kernel, shape, [], lambda multi: _store(kernel, elemental, root, out, shape, multi, elem))
     else:
@@ -65,6 +71,33 @@ def emit(program, index: int, op: ir.Operation) -> None:
         with counted_loop(kernel.b, begin, end, "d0") as i:
             _nest(kernel, shape, [i], lambda multi: _store(kernel, elemental, root, out, shape, multi, elem))
     program.call_kernel(kernel, params, index)
+
+
+def _concatenation_after_rows(root) -> bool:
+    """The kernel's result is a concatenate along a dim after the first."""
+    producer = root.defining_op
+    return producer is not None and producer.name == "concatenate" and producer.attrs["dim"] >= 1
+
+
+def _concatenate_pieces(kernel, elemental, concat, out, shape, row) -> None:
+    """Row ``row`` of a concatenation: one loop nest per operand over its own extent,
+    storing at its offset, so that no element chooses between the operands (the loops
+    vectorise as the operands' own expressions would)."""
+    b, dim = kernel.b, concat.attrs["dim"]
+    offset = None
+    for operand in concat.operands:
+        piece = kernel.shape(operand.type)
+
+        def store(multi, operand=operand, start=offset):
+            at = list(multi)
+            if start is not None:
+                at[dim] = b.add(multi[dim], start)
+            value = elemental.gen(operand, Index(kernel, piece, multi=multi))
+            kernel.scalar.store(value, kernel.element_pointer(out, Index(kernel, shape, multi=at).linear()),
+                                concat.result.type.elem)
+
+        _nest(kernel, piece, [row], store)
+        offset = piece[dim] if offset is None else b.add(offset, piece[dim])
 
 
 def _store(kernel, elemental, root, out, shape, multi, elem) -> None:
