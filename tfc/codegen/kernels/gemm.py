@@ -323,7 +323,9 @@ class _GemmEmitter:
     def pack_b_panel(self, packed, panel, pc, jc, kc, nc) -> None:
         """Bp[(panel*kc + k)*NR + j] = B[pc+k, jc+panel*NR+j] (0 beyond nc).
 
-        A full panel of a row-major B is vector copies; others go element by element.
+        A full panel of a row-major B is vector copies; of a transposed B (contiguous
+        along k), vector loads along k transposed in registers; others go element by
+        element.
         """
         b, bk = self.b, self.bk
         nr = bk.nr
@@ -331,6 +333,7 @@ class _GemmEmitter:
         column0 = b.mul(panel, const_i64(nr))
         full = b.icmp_signed("<=", b.add(column0, const_i64(nr)), nc)
         contiguous = b.and_(full, b.icmp_signed("==", self.sbn, const_i64(1)))
+        k_contiguous = b.and_(full, b.icmp_signed("==", self.sbk, const_i64(1)))
         with b.if_else(contiguous) as (then, otherwise):
             with then:
                 with counted_loop(b, 0, kc, "pbv") as k:
@@ -342,11 +345,38 @@ class _GemmEmitter:
                         target = b.bitcast(self.at(packed, b.add(destination, offset)), vec_ptr)
                         b.store(value, target, align=self.size * bk.vector_width)
             with otherwise:
-                self._pack_b_elements(packed, panel, column0, pc, jc, kc, nc)
+                with b.if_else(k_contiguous) as (transposed, other):
+                    with transposed:
+                        self._pack_b_transposed(packed, panel, column0, pc, jc, kc, nc)
+                    with other:
+                        self._pack_b_elements(packed, panel, column0, pc, jc, kc, nc, const_i64(0))
 
-    def _pack_b_elements(self, packed, panel, column0, pc, jc, kc, nc) -> None:
+    def _pack_b_transposed(self, packed, panel, column0, pc, jc, kc, nc) -> None:
+        """A full panel of a B whose k runs are contiguous (a transposed operand): for each
+        VW-deep step of k, one vector load per column (VW values of k), transposed in
+        VW x VW register blocks into VW rows of the panel; the last kc % VW rows go element
+        by element."""
+        b, bk = self.b, self.bk
+        vw, nr = bk.vector_width, bk.nr
+        vec_ptr = self.vec.as_pointer()
+        steps = b.sdiv(kc, const_i64(vw))
+        with counted_loop(b, 0, steps, "pbt") as step:
+            k0 = b.mul(step, const_i64(vw))
+            columns = []
+            for j in range(nr):
+                source = b.add(b.mul(b.add(jc, b.add(column0, const_i64(j))), self.sbn), b.add(pc, k0))
+                columns.append(b.load(b.bitcast(self.at(self.B, source), vec_ptr), align=self.size))
+            for v in range(bk.nr_vectors):
+                rows = _transpose_in_registers(b, columns[v * vw:(v + 1) * vw])
+                for k, row in enumerate(rows):
+                    destination = b.mul(b.add(b.mul(panel, kc), b.add(k0, const_i64(k))), const_i64(nr))
+                    target = b.bitcast(self.at(packed, b.add(destination, const_i64(v * vw))), vec_ptr)
+                    b.store(row, target, align=self.size * vw)
+        self._pack_b_elements(packed, panel, column0, pc, jc, kc, nc, b.mul(steps, const_i64(vw)))
+
+    def _pack_b_elements(self, packed, panel, column0, pc, jc, kc, nc, k_start) -> None:
         b, nr = self.b, self.bk.nr
-        with counted_loop(b, 0, kc, "pbk") as k:
+        with counted_loop(b, k_start, kc, "pbk") as k:
             row = b.mul(b.add(pc, k), self.sbk)
             destination = b.mul(b.add(b.mul(panel, kc), k), const_i64(nr))
             for j in range(nr):
@@ -478,3 +508,26 @@ class _GemmEmitter:
                         old = b.load(target)
                         b.store(b.select(first, source, b.fadd(old, source)), target)
 
+
+def _transpose_in_registers(b: ll.IRBuilder, rows: list) -> list:
+    """The transpose of an n x n block held as n vectors of n lanes (n a power of two):
+    log2(n) butterfly stages of two shuffles per pair of rows."""
+    n = len(rows)
+    span = 1
+    while span < n:
+        rows = list(rows)
+        mixed = list(rows)
+        for i in range(n):
+            if (i // span) % 2:
+                continue
+            low = [lane if (lane // span) % 2 == 0 else n + lane - span for lane in range(n)]
+            high = [lane + span if (lane // span) % 2 == 0 else n + lane for lane in range(n)]
+            mixed[i] = b.shuffle_vector(rows[i], rows[i + span], _lanes(low))
+            mixed[i + span] = b.shuffle_vector(rows[i], rows[i + span], _lanes(high))
+        rows = mixed
+        span *= 2
+    return rows
+
+
+def _lanes(indices: list):
+    return ll.Constant(ll.VectorType(ll.IntType(32), len(indices)), indices)
