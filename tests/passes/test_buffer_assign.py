@@ -178,3 +178,36 @@ def _at(dim, s0: int) -> int:
     from tfc.ir.dims import dim_str
 
     return dim if isinstance(dim, int) else eval(dim_str(dim).replace("s0", str(s0)))  # noqa: S307 - a dim expression
+
+
+LOOP_READING = '''func @main(%x: f32[4], %w: ref<f32[4]>) -> (f32[4]) {
+  %0 = constant dense<0> : i32[]
+  %1:2 = while %0, %x, %w {carried=2} : (i32[], f32[4]) {
+  ^(%i: i32[], %v: f32[4], %r: ref<f32[4]>):
+    %2 = constant dense<3> : i32[]
+    %3 = compare %i, %2 {dir="lt"} : pred[]
+    yield %3
+  } {
+  ^(%i: i32[], %v: f32[4], %r: ref<f32[4]>):
+    %4 = constant dense<1> : i32[]
+    %5 = add %i, %4 : i32[]
+    %6 = read %r : f32[4]
+    %7 = mul %v, %6 : f32[4]
+    WRITE
+    yield %5, %7
+  }
+  return %1#1
+}
+'''
+
+
+def test_a_read_inside_a_loop_that_never_writes_the_variable_aliases_it():
+    module = plan(LOOP_READING.replace("    WRITE\n", ""))
+    read = next(op for op in module.main.walk() if op.name == "read")
+    assert read.attrs["_buf"] == ["alias"]
+
+
+def test_a_read_inside_a_loop_that_writes_the_variable_is_copied():
+    module = plan(LOOP_READING.replace("WRITE", "assign %r, %7"))
+    read = next(op for op in module.main.walk() if op.name == "read")
+    assert read.attrs["_buf"][0].startswith("arena+")
