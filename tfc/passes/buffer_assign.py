@@ -209,7 +209,9 @@ class _Planner:
         key = (ref_arg, writes_only)
         positions = self._ref_positions.get(key)
         if positions is None:
-            found = {self.index[op] for op, i in ref_arg.uses if op in self.index and
+            # The ref's own uses and those of the region arguments standing for it.
+            names = [ref_arg] + [v for v in self.rooted_at(ref_arg) if v.is_block_arg]
+            found = {self.index[op] for name in names for op, i in name.uses if op in self.index and
                      (not writes_only or (i == 0 and op.name in ("assign", "rng")))}
             for op, _ in ref_arg.uses:  # an if/while passing the ref in may use it anywhere in its span
                 if op in self.span_end and (not writes_only or op_effect(op) == WRITE):
