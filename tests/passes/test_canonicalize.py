@@ -437,3 +437,29 @@ def test_adding_rows_scattered_into_nonzeros_stays():
     sig = "(%acc: f32[5,3], %base: f32[5,3], %i: i32[1], %row: f32[1,3]) -> (f32[5,3])"
     assert_fixed_point(_func(sig, "%0 = scatter_add %base, %i, %row {axis=0} : f32[5,3]",
                              "%1 = add %acc, %0 : f32[5,3]", "return %1"))
+
+
+def test_scattering_every_row_in_order_into_zeros_is_the_rows_and_gathering_them_is_the_array():
+    # TF's TensorArray unstack / stack of a whole array.
+    sig = "(%x: f32[3,s0]) -> (f32[3,s0], f32[3,s0])"
+    text = _func(sig,
+                 "%0 = constant dense<0.0> : f32[]",
+                 "%1 = broadcast %0 {dims=[]} : f32[3,s0]",
+                 "%2 = constant dense<[0, 1, 2]> : i32[3]",
+                 "%3 = scatter_add %1, %2, %x {axis=0} : f32[3,s0]",
+                 "%4 = exp %3 : f32[3,s0]",
+                 "%5 = gather %4, %2 {axis=0} : f32[3,s0]",
+                 "return %3, %5")
+    assert canonicalize(text, dce=True) == _func(sig, "%0 = exp %x : f32[3,s0]", "return %x, %0")
+
+
+@pytest.mark.parametrize("indices", ["[0, 2, 1]", "[0, 1, 1]"])
+def test_scattering_or_gathering_rows_out_of_order_stays(indices):
+    sig = "(%x: f32[3,2]) -> (f32[3,2], f32[3,2])"
+    assert_fixed_point(_func(sig,
+                             "%0 = constant dense<0.0> : f32[]",
+                             "%1 = broadcast %0 {dims=[]} : f32[3,2]",
+                             f"%2 = constant dense<{indices}> : i32[3]",
+                             "%3 = scatter_add %1, %2, %x {axis=0} : f32[3,2]",
+                             "%4 = gather %x, %2 {axis=0} : f32[3,2]",
+                             "return %3, %4"))

@@ -2,7 +2,9 @@
 
 Rewrites (``c`` is a splat constant or a broadcast of one, see ``patterns.splat_scalar``):
 
-- ``x + scatter_add(0, i, u)`` -> ``scatter_add(x, i, u)`` (either operand order);
+- ``x + scatter_add(0, i, u)`` -> ``scatter_add(x, i, u)`` (either operand order); a
+  ``scatter_add`` into zeros of every row in order (indices the constant 0..n-1) is the
+  updates, a ``gather`` of every row in order is its operand;
 - identities: ``x*1``, ``1*x``, ``x+0``, ``0+x``, ``x-0``, ``x/1`` -> ``x`` (any numeric
   type); ``and(x, true)``, ``or(x, false)`` -> ``x`` (pred); ``x*0`` -> ``0`` for integer
   types only (for floats ``inf*0`` and ``nan*0`` are NaN);
@@ -37,11 +39,13 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
+import numpy as np
+
 from tfc.ir.core import Function, Module, Operation, Value
 
 from .manager import Pass
-from .patterns import (Rewrite, is_commutative, is_identity_perm, is_pure, order_commutative_operands,
-                       replace_by_values, splat_equals, splat_scalar, sweep_function)
+from .patterns import (Rewrite, constant_array, is_commutative, is_identity_perm, is_pure,
+                       order_commutative_operands, replace_by_values, splat_equals, splat_scalar, sweep_function)
 
 # What a pattern returns: None (no match), the op itself (changed in place), an existing
 # value (replaces the op's result) or a new op (replaces the op, simplified again).
@@ -147,6 +151,32 @@ def _add(op: Operation) -> Outcome:
     if kept is not None:
         return kept
     return _add_of_scatter_into_zeros(op)
+
+
+def _is_every_row_in_order(indices: Value, rows) -> bool:
+    """``indices`` is the constant [0, 1, ..., rows - 1]."""
+    array = constant_array(indices)
+    return (array is not None and array.ndim == 1 and isinstance(rows, int) and array.shape[0] == rows
+            and bool(np.array_equal(array, np.arange(rows))))
+
+
+def _gather(op: Operation) -> Outcome:
+    """A gather along the first dim of every row in order is its operand (TF's
+    TensorArray stack of a whole array)."""
+    operand, indices = op.operands
+    if op.attrs["axis"] == 0 and operand.type.rank >= 1 and _is_every_row_in_order(indices, operand.type.shape[0]):
+        return operand
+    return None
+
+
+def _scatter_add(op: Operation) -> Outcome:
+    """A scatter_add into zeros of every row in order is the updates (TF's TensorArray
+    unstack of a whole array)."""
+    operand, indices, updates = op.operands
+    if op.attrs["axis"] == 0 and splat_equals(operand, 0) and updates.type == op.result.type \
+            and _is_every_row_in_order(indices, operand.type.shape[0]):
+        return updates
+    return None
 
 
 def _add_of_scatter_into_zeros(op: Operation) -> Outcome:
@@ -287,4 +317,6 @@ _RULES = {
     "pad": _pad,
     "concatenate": _concatenate,
     "reduce": _reduce,
+    "gather": _gather,
+    "scatter_add": _scatter_add,
 }

@@ -15,7 +15,8 @@ dimension. Loop structure (Goto/BLIS):
 Edge tiles are computed in full (packing pads with zeros) and written through a small
 stack tile. Packing buffers come from malloc once per call. When the columns are split
 between tasks (few rows: every task multiplies all of them), A is packed once, whole,
-before the tasks run, rather than by each task again.
+before the tasks run, rather than by each task again; and with a single row group each
+task packs the B panels of its own columns.
 """
 from __future__ import annotations
 
@@ -158,13 +159,17 @@ class _GemmEmitter:
             nc = self.imin(block_width, b.sub(self.N, jc))
             panels = b.sdiv(b.add(nc, const_i64(bk.nr - 1)), const_i64(bk.nr))
             padded = b.mul(panels, const_i64(bk.nr))
-            self.store_fields(pack_ctx, [self.K, self.B, self.sbk, self.sbn, packed_b, jc, nc, panels, padded])
-            self.run_tasks(self.pack_task, pack_ctx, b.mul(k_blocks, panels), parallel)
+            # One row group: each column chunk's B panels are used by one task only, which
+            # packs them itself (no separate phase, and they stay in that core's cache).
+            b_in_task = b.icmp_signed("==", row_groups, const_i64(1))
+            with if_then(b, b.not_(b_in_task), "pack_b"):
+                self.store_fields(pack_ctx, [self.K, self.B, self.sbk, self.sbn, packed_b, jc, nc, panels, padded])
+                self.run_tasks(self.pack_task, pack_ctx, b.mul(k_blocks, panels), parallel)
             chunk = self.column_chunk(row_groups, nc, tasks_wanted)
             n_chunks = b.sdiv(b.add(nc, b.sub(chunk, const_i64(1))), chunk)
             self.store_fields(compute_ctx, [self.M, self.K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b,
                                             jc, nc, padded, n_chunks, chunk, row_panels, row_groups, packed_a,
-                                            shared_a])
+                                            shared_a, self.B, self.sbk, self.sbn, b.zext(b_in_task, I64)])
             self.run_tasks(self.compute_task, compute_ctx, b.mul(row_groups, n_chunks), parallel)
         self.free(packed_b)
         self.free(packed_a)
@@ -280,12 +285,14 @@ class _GemmEmitter:
         pack the A block (unless A is packed whole already), run the micro-kernel over the
         chunk's tiles."""
         bk, ptr, outer = self.bk, self.t.as_pointer(), self.b
-        self.compute_ctx_type = ll.LiteralStructType([I64, I64, ptr, I64, I64, ptr, I64, ptr] + [I64] * 7 + [ptr, I64])
+        self.compute_ctx_type = ll.LiteralStructType([I64, I64, ptr, I64, I64, ptr, I64, ptr] + [I64] * 7
+                                                     + [ptr, I64, ptr, I64, I64, I64])
         fn, fields = self.task_function("compute", self.compute_ctx_type)
         b = self.b
         (M, K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b, jc, nc, padded, n_chunks, width, row_panels,
-         row_groups, shared_a, is_shared) = fields
+         row_groups, shared_a, is_shared, self.B, self.sbk, self.sbn, b_in_task) = fields
         shared = b.icmp_signed("!=", is_shared, const_i64(0))
+        packs_b = b.icmp_signed("!=", b_in_task, const_i64(0))
         index = fn.args[1]
         group = b.sdiv(index, n_chunks)
         first_panel = b.sdiv(b.mul(group, row_panels), row_groups)
@@ -301,6 +308,11 @@ class _GemmEmitter:
             first = b.icmp_signed("==", pc, const_i64(0))
             with if_then(b, b.not_(shared), "pack_block"):
                 self.pack_a(packed_a, ic, pc, mc, kc)
+            with if_then(b, packs_b, "pack_b_chunk"):
+                first_b = b.sdiv(col_start, const_i64(bk.nr))
+                last_b = b.sdiv(b.add(col_stop, const_i64(bk.nr - 1)), const_i64(bk.nr))
+                with counted_loop(b, first_b, last_b, "pbc") as panel:
+                    self.pack_b_panel(self.at(packed_b, b.mul(pc, padded)), panel, pc, jc, kc, nc)
             # Shared: panel p of this K block starts at (p*K + pc)*MR; else at p*kc*MR.
             a_block = b.select(shared, self.at(shared_a, b.add(b.mul(ic, K), b.mul(pc, const_i64(bk.mr)))), packed_a)
             a_stride = b.select(shared, K, kc)
@@ -311,6 +323,7 @@ class _GemmEmitter:
         self.b = outer
         self.A, self.sam, self.sak, self.C, self.ldc = (self.fn.args[3], self.fn.args[4], self.fn.args[5],
                                                         self.fn.args[9], self.fn.args[10])
+        self.B, self.sbk, self.sbn = self.fn.args[6], self.fn.args[7], self.fn.args[8]
         return fn
 
     def zero_c(self) -> None:
