@@ -352,22 +352,26 @@ def _check_node_def(node, name: str, num_inputs: int) -> None:
         listed = "', '".join(missing)
         raise ValueError(f"NodeDef missing attr{'s' if len(missing) > 1 else ''} '{listed}' from "
                          f"{_op_summary(entry)}; NodeDef: {{{{node {name}}}}}")
-    expected = _expected_input_types(node, entry)
-    if len(expected) != num_inputs:
-        raise ValueError(f"NodeDef expected inputs '{', '.join(expected)}' do not match {num_inputs} inputs "
+    count, expected = _expected_input_types(node, entry)
+    if count != num_inputs:
+        raise ValueError(f"NodeDef expected inputs '{expected}' do not match {num_inputs} inputs "
                          f"specified; {_op_summary(entry)}; NodeDef: {{{{node {name}}}}}")
 
 
-def _expected_input_types(node, entry) -> list:
-    """The TF names of the input types the op's signature gives for the node's attrs (or the
-    attrs' defaults), one per input: 'float', 'int32', 'float_ref'..."""
+_LISTED_REPEATS = 64  # a list input repeated more often (an absurd N attr) is summarised
+
+
+def _expected_input_types(node, entry) -> tuple:
+    """(how many inputs, their TF type names joined by ', ') that the op's signature gives
+    for the node's attrs (or the attrs' defaults): 'float, int32, float_ref'... A list
+    repeated more than _LISTED_REPEATS times is written once with its count."""
     def attr(name: str, field: str):
         if name in node.attr:
             value = node.attr[name]
             return list(value.list.type) if field == "types" else getattr(value, field)
         return entry.attrs[name].default
 
-    out = []
+    count, parts = 0, []
     for spec in entry.input_specs:
         if spec.fixed_dtype:
             types = [dtypes.as_dtype(spec.fixed_dtype)]
@@ -375,10 +379,14 @@ def _expected_input_types(node, entry) -> list:
             types = list(attr(spec.type_attr, "types") or ())
         else:
             types = [attr(spec.type_attr, "type")]
-        if spec.number_attr:
-            types = types * max(0, int(attr(spec.number_attr, "i")))
-        out.extend(_dtype_text(t) + ("_ref" if spec.is_ref else "") for t in types)
-    return out
+        repeats = max(0, int(attr(spec.number_attr, "i"))) if spec.number_attr else 1
+        names = [_dtype_text(t) + ("_ref" if spec.is_ref else "") for t in types]
+        count += len(names) * repeats
+        if repeats <= _LISTED_REPEATS:
+            parts.extend(names * repeats)
+        elif names:
+            parts.append(f"{', '.join(names)} (x{repeats})")
+    return count, ", ".join(parts)
 
 
 def _dtype_text(value) -> str:
