@@ -20,8 +20,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 def main(argv=None) -> int:
-    import numpy as np
-
     from .workloads import WORKLOADS
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.single", description=__doc__.split("\n\n")[0])
@@ -31,10 +29,10 @@ def main(argv=None) -> int:
     parser.add_argument("--tiny", action="store_true", help="tiny problem sizes (for tests)")
     args = parser.parse_args(argv)
     workload = WORKLOADS[args.workload](tiny=args.tiny)
-    reference = np.asarray(workload.build_numpy()())
+    reference = workload.build_numpy()()
     for peer in args.peers:
         step = getattr(workload, f"build_{peer}")()
-        check = workload.compare(step(), reference)
+        check = workload.check({"numpy": reference, peer: step()})[peer]
         for _ in range(3):
             step()
         times = []

@@ -14,19 +14,23 @@ _OP_MODULES = [
     "tfc.frontend.initializers", "tfc.frontend.graph_io", "tfc.frontend.gradients",
     "tfc.frontend.ops.extra_ops", "tfc.frontend.control_flow", "tfc.frontend.ops.functional_ops",
     "tfc.frontend.tensor_array", "tfc.frontend.map_fn", "tfc.frontend.rnn", "tfc.frontend.dynamic_rnn",
-    "tfc.frontend.clip_ops", "tfc.frontend.embedding_ops", "tfc.frontend.stack_ops",
+    "tfc.frontend.clip_ops", "tfc.frontend.embedding_ops", "tfc.frontend.stack_ops", "tfc.frontend.check_ops",
+    "tfc.frontend.tf_logging",
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
 # modules; a module that does not exist yet is skipped.
 _NAMESPACES = {
     "train": [("tfc.frontend.train", "EXPORTS"), ("tfc.frontend.saver", "EXPORTS"),
-              ("tfc.frontend.graph_io", "TRAIN_EXPORTS"), ("tfc.frontend.summary", "TRAIN_EXPORTS")],
+              ("tfc.frontend.graph_io", "TRAIN_EXPORTS"), ("tfc.frontend.summary", "TRAIN_EXPORTS"),
+              ("tfc.distributed", "TRAIN_EXPORTS")],
     "summary": [("tfc.frontend.summary", "EXPORTS")],
     "layers": [("tfc.frontend.layers", "EXPORTS")],
     "losses": [("tfc.frontend.losses", "EXPORTS")],
     "data": [("tfc.frontend.data", "EXPORTS")],
     "app": [("tfc.frontend.app", "EXPORTS")],
+    "debugging": [("tfc.frontend.check_ops", "DEBUGGING_EXPORTS")],
+    "logging": [("tfc.frontend.tf_logging", "EXPORTS")],
 }
 
 _CACHE: dict = {}

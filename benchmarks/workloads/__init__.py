@@ -7,12 +7,13 @@ from .cnn_train import CNNTrain
 from .elementwise import Elementwise
 from .layernorm import LayerNorm
 from .lstm import LSTM
+from .lstm_train import LSTMTrain
 from .matmul import Matmul
 from .mlp import MLP
 from .mlp_train import MLPTrain
 from .scalar_add import ScalarAdd
 
 WORKLOADS = {cls.name: cls for cls in (ScalarAdd, Elementwise, MLP, Matmul, LayerNorm, CNN, MLPTrain,
-                                        CNNTrain, LSTM)}
+                                        CNNTrain, LSTM, LSTMTrain)}
 
 __all__ = ["WORKLOADS", "Check", "Workload"]

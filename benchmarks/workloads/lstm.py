@@ -8,9 +8,6 @@ of every step (``[batch, time, units]``).
   so neither needs ``tf.nn.rnn_cell`` (which TF 2.16+ only has with tf-keras).
 - TF XLA: ``tf.function(jit_compile=True)`` of a ``tf.while_loop`` over time.
 - JAX: ``jax.jit`` of ``lax.scan``.
-
-The training step the issue also asks for needs gradients through tf.while_loop, which tfc
-does not build yet.
 """
 from __future__ import annotations
 

@@ -5,11 +5,15 @@ clamping, dropping, producing NaN or reading out of bounds.
 - a strided slice with a run-time index (``q[p]``) and tf.slice with a run-time begin;
 - UnsortedSegmentSum ids >= num_segments (negative ids are dropped, as in TF);
 - SparseSoftmaxCrossEntropyWithLogits labels (the message lists every label);
+- tf.Assert's ``check`` of kind ``assert``: its message formats the values it points at
+  (every element type, run-time shapes), from the JIT and from a saved artifact;
 - the same errors from the evaluator (the oracle) and from a saved artifact (tfc.load);
 - the error record and its codes (tfc/program_errors.py).
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tfc
 import tfc.compat.v1 as tf
@@ -17,7 +21,7 @@ from tfc import ir, program_errors
 from tfc.frontend.errors import InvalidArgumentError
 from tfc.ir.evaluator import CheckFailure
 
-from .helpers import compiled, func, reference
+from .helpers import arrays, compiled, func, np_dtype, reference
 
 
 def run_graph(build, feeds: dict):
@@ -238,6 +242,51 @@ def test_compiled_check_and_evaluator_report_the_same(labels, code, message):
                                                                    np.ones(2, np.float32)])[0], [-1, -1])
 
 
+ASSERT = func("(%c: pred[], %x: f32[s0,3], %n: i64[2], %b: pred[s1]) -> (f32[s0,3])",
+              'check %c, %x, %n, %b {kind="assert", summarize=4, text=["assertion failed: [msg] [", "] [", "] [", '
+              '"]"]} loc("A/Assert"("model.py":4))',
+              "%0 = neg %x : f32[s0,3]",
+              "return %0")
+
+
+@pytest.mark.parametrize("rows, summarize_text", [(2, "[0 0.333333343 0.666666687][1...]..."), (0, ""),
+                                                  (1, "[0 0.333333343 0.666666687]")])
+def test_compiled_assert_and_evaluator_report_the_same(rows, summarize_text):
+    """The record points at the descriptor and at each value's buffer; run-time dims follow."""
+    x = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) / 3
+    args = [np.array(False), x, np.array([7, -1], np.int64), np.array([True, False, True])]
+    message = f"assertion failed: [msg] [{summarize_text}] [7 -1] [1 0 1]"
+    with pytest.raises(CheckFailure) as expected:
+        ir.evaluate(reference(ASSERT), args)
+    with pytest.raises(InvalidArgumentError) as got:
+        compiled(ASSERT).executable.run(args)
+    assert expected.value.code == program_errors.ASSERT and expected.value.message == message
+    assert got.value.message == f"{message} (in 'A/Assert')"
+    np.testing.assert_array_equal(compiled(ASSERT).executable.run([np.array(True)] + args[1:])[0], -x)
+
+
+@pytest.mark.parametrize("elem", ["f16", "f32", "f64", "i8", "i32", "i64", "u8", "pred"])
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_compiled_assert_reads_every_element_type_back(elem, data):
+    """Random values, run-time shapes and summarize: the compiled program's message (read
+    back from its buffers) is the evaluator's, for every element type."""
+    summarize = data.draw(st.sampled_from([-1, 0, 2, 3, 7]))
+    text = func(f"(%c: pred[], %x: {elem}[s0,s1], %y: {elem}[3]) -> ()",
+                f'check %c, %x, %y {{kind="assert", summarize={summarize}, text=["a: ", " b: ", ""]}}',
+                "return")
+    s0, s1 = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 4))
+    x = data.draw(arrays(np_dtype(elem), (s0, s1)))
+    y = data.draw(arrays(np_dtype(elem), (3,)))
+    with pytest.raises(CheckFailure) as expected:
+        ir.evaluate(reference(text), [np.array(False), x, y])
+    with pytest.raises(InvalidArgumentError) as got:
+        compiled(text).executable.run([np.array(False), x, y])
+    assert got.value.message == f"{expected.value.message} (in 'check')"
+    assert expected.value.message == (f"a: {program_errors.summarize_value(x, summarize)} b: "
+                                      f"{program_errors.summarize_value(y, summarize)}")
+
+
 def test_error_codes_table():
     """One code per message; the record holds a shape of up to MAX_DIMS dims."""
     assert len(program_errors.CODES) == len({e.name for e in program_errors.CODES.values()})
@@ -277,3 +326,23 @@ def test_saved_artifact_raises_the_same_errors(tmp_path):
         assert errors[0] == errors[1] and "defined at:\n  File \"test_runtime_checks.py\"" in errors[1]
     _, quotient = model(np.array([0, 1], np.int32), logits_value, np.array([5, -5], np.int32))
     np.testing.assert_array_equal(quotient, [2, -3])
+
+
+def test_saved_artifact_raises_tf_asserts_message(tmp_path):
+    """The artifact's loader formats a failed tf.Assert from the record alone (the message's
+    descriptor is the program's constant data)."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        check = tf.Assert(tf.reduce_all(x > 0), ["x must be positive:", x], summarize=3)
+        with tf.control_dependencies([check]):
+            y = tf.identity(x * 2.0)
+        compiled_graph = tfc.compile([y], feeds=[x])
+    compiled_graph.save(str(tmp_path))
+    model = tfc.load(str(tmp_path))
+    bad = np.array([[1.0, -2.0], [3.0, 4.0]], np.float32)
+    for run in (compiled_graph, model):
+        with pytest.raises(InvalidArgumentError) as caught:
+            run(bad)
+        assert caught.value.message == ("assertion failed: [x must be positive:] [[1 -2][3...]...] "
+                                        "(in 'Assert/AssertGuard/Assert')")
+        np.testing.assert_array_equal(np.asarray(run(np.ones((1, 2), np.float32))).reshape(1, 2), [[2.0, 2.0]])

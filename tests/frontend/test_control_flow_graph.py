@@ -289,14 +289,20 @@ def test_primitive_shapes():
             apply_op("LoopCond", [tf.placeholder(tf.bool, [2])])
 
 
-def test_loop_primitives_refuse_gradients_and_every_primitive_refuses_lowering_alone():
-    # Conds differentiate (Switch/Merge: the cond_gradient program above); gradients through
-    # a while loop are not built yet, and say so instead of building a wrong graph.
+def test_loop_primitives_have_tf_gradients_and_every_primitive_refuses_lowering_alone():
+    # Conds differentiate (Switch/Merge: the cond_gradient program above); while loops too
+    # (TF 1.15's control_flow_grad, tests/frontend/test_while_gradients.py): outside a
+    # backprop loop an Enter's gradient passes through, a NextIteration's is the identity and
+    # a LoopCond's predicate gets none.
     for type_name in ("Enter", "Exit", "NextIteration", "LoopCond", "RefEnter", "RefExit", "RefNextIteration"):
         entry = lookup_op_type(type_name)
-        assert not entry.not_differentiable, type_name
-        with pytest.raises(NotImplementedError, match="tf.gradients through tf.while_loop is not supported yet"):
-            entry.gradient(apply_op("NoOp", []), None)
+        assert not entry.not_differentiable and entry.gradient is not None, type_name
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+        enter = apply_op("Enter", [x], {"frame_name": "f"})
+        assert lookup_op_type("Enter").gradient(enter, x) is x
+        assert lookup_op_type("NextIteration").gradient(apply_op("NextIteration", [x]), x) is x
+        assert lookup_op_type("LoopCond").gradient(apply_op("LoopCond", [tf.constant(True)]), None) is None
     with tf.Graph().as_default():
         p = tf.placeholder(tf.bool, [], name="p")
         switch = apply_op("Switch", [tf.constant(1.0), p], name="my_switch")  # this line is the location
@@ -365,8 +371,6 @@ def test_more_errors():
             tf.cond(p, false_fn=lambda: 1.0)
         with pytest.raises(TypeError, match=r"^Each entry in pred_fn_pairs must be a 2-tuple$"):
             tf.case([p], default=lambda: 1.0)
-        with pytest.raises(NotImplementedError, match="needs the Assert op"):
-            tf.case([(p, lambda: tf.constant(1))])
         # (TF 2.21 builds this invalid graph silently; tfc refuses it like Graph::UpdateEdge)
         with pytest.raises(tf.errors.InvalidArgumentError,
                            match=r"^Input 1 of node while_1/Merge was passed float32 from while_1/NextIteration:0 "

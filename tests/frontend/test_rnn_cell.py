@@ -339,14 +339,26 @@ def test_errors_as_tensorflow(build_call, error, message):
             build_call(x)
 
 
-def test_bidirectional_with_sequence_length_is_refused():
-    """ReverseSequence (TF's per-row reversal) is missing: the error says so instead of
-    building a wrong graph."""
-    with tf.Graph().as_default():
-        xs = [tf.placeholder(tf.float32, [2, 3]) for _ in range(2)]
-        with pytest.raises(NotImplementedError, match="ReverseSequence"):
-            tf.nn.static_bidirectional_rnn(rnn_cell.GRUCell(2), rnn_cell.GRUCell(2), xs, dtype=tf.float32,
-                                           sequence_length=[1, 2])
+def test_bidirectional_with_sequence_length_reverses_each_row_up_to_its_length():
+    """The backward direction reads each row reversed up to its length (TF's _reverse_seq: a
+    ReverseSequence of the stacked steps); a full-length row is the plain bidirectional
+    rnn's (tests/frontend/test_dynamic_rnn.py compares the whole graph with TensorFlow's)."""
+    with tf.Graph().as_default() as graph:
+        xs = [tf.placeholder(tf.float32, [2, 3], name=f"x{t}") for t in range(3)]
+        fw, bw = rnn_cell.GRUCell(2), rnn_cell.GRUCell(2)
+        with tf.variable_scope("a"):
+            outputs, _, _ = tf.nn.static_bidirectional_rnn(fw, bw, xs, dtype=tf.float32, sequence_length=[3, 1])
+        with tf.variable_scope("a", reuse=True):
+            plain, _, _ = tf.nn.static_bidirectional_rnn(fw, bw, xs, dtype=tf.float32)
+        assert [op.name for op in graph.get_operations() if op.type == "ReverseSequence"] == [
+            "a/bidirectional_rnn/bw/ReverseSequence", "a/ReverseSequence"]
+        values = {x: np.random.default_rng(t).standard_normal((2, 3)).astype(np.float32) for t, x in enumerate(xs)}
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            got, expected = sess.run([outputs, plain], values)
+    for step in range(3):
+        np.testing.assert_allclose(got[step][0], expected[step][0], rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(got[1][1], np.zeros(4, np.float32))
 
 
 def test_rnn_cell_namespace():

@@ -189,10 +189,11 @@ ROUND_TRIP["assign"] = [_func(
     'assign %w, %1 loc("update"("train.py":20))',
     "return")]
 ROUND_TRIP["check"] = [_func(
-    "(%x: f32[s0,4], %ids: i32[s0], %y: i64[3]) -> (f32[s0,4])",
+    "(%x: f32[s0,4], %ids: i32[s0], %y: i64[3], %c: pred[]) -> (f32[s0,4])",
     'check %ids {bound=[7], kind="segment_id"} loc("seg"("model.py":3))',
     'check %x {axis=0, kind="reduction_axis"}',
     'check %y {kind="divisor", unless_empty=[s0, 3]}',
+    'check %c, %x, %y {kind="assert", summarize=-1, text=["assertion failed: [\\"q\\"\\t] [", "] [", "]"]}',
     "return %x")]
 _FUSION = """\
 func @main(%x: f32[s0,4], %y: f32[s0,4]) -> (f32[s0,4], f32[s0]) {

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
+from tfc import program_errors
 from tfc.ir import CORE_OPS, Block, Builder, ElemType, Function, Module, RefType, TensorType, sym, tensor
 from tfc.ir.evaluator import CheckFailure, EvaluationError, evaluate, evaluate_op
 
@@ -459,6 +460,30 @@ def test_check_failures_raise_tf_messages(x, attrs, message):
 ])
 def test_check_passes_and_returns_nothing(x, attrs):
     check(run_check(x, attrs), x)
+
+
+def run_assert(cond, values, text, summarize=3):
+    """Evaluate ``main(cond, values...) { check cond, values... {kind="assert"}; return }``."""
+    args = [np.array(cond)] + [np.asarray(v) for v in values]
+    f = Function("main", [type_of(a) for a in args])
+    b = Builder(f.body)
+    b.op("check", list(f.args), {"kind": "assert", "text": text, "summarize": summarize})
+    b.op("return", [])
+    return run_fn(f, args)
+
+
+@covers("check")
+def test_check_assert_formats_its_values_like_tensorflow():
+    text = ["assertion failed: [msg] [", "] [", "]"]
+    values = [np.array([[1.5, 2.0], [3.0, 4.0]], F32), np.array([True, False])]
+    assert run_assert(True, values, text) == []
+    with pytest.raises(CheckFailure) as caught:
+        run_assert(False, values, text)
+    assert caught.value.message == "assertion failed: [msg] [[1.5 2][3...]...] [1 0]"
+    assert caught.value.error == "InvalidArgumentError" and caught.value.code == program_errors.ASSERT
+    with pytest.raises(CheckFailure) as caught:
+        run_assert(False, values, text, summarize=-1)
+    assert caught.value.message == "assertion failed: [msg] [[1.5 2][3 4]] [1 0]"
 
 
 @covers("scatter_add")

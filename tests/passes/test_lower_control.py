@@ -187,15 +187,47 @@ def test_training_through_a_cond_updates_only_what_the_taken_branch_used():
             assert sess.run(a) == pytest.approx(2.6)
 
 
-def test_a_loop_variable_that_grows_is_refused_naming_the_loop():
+def test_gradients_of_a_tfc_built_while_loop_compile_to_the_derivative():
+    # d/dx of x**3 computed as v *= x three times: 3 x**2.
     with tf.Graph().as_default():
-        i, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, tf.concat([y, y], 0)),
+        x = tf.placeholder(tf.float32, [], name="x")
+        _, y = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * x), [tf.constant(0), tf.constant(1.0)])
+        (dx,) = tf.gradients(y, x)
+        with tf.Session() as sess:
+            assert sess.run(dx, {x: 1.5}) == pytest.approx(3 * 1.5 ** 2)
+
+
+def test_a_loop_variable_that_grows_in_a_counted_loop_is_unrolled():
+    # TF's shape_invariants example: m doubles its rows each of 3 iterations (TF 1.15
+    # docs of tf.while_loop). The loop counts to a constant, so tfc unrolls it.
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2, 2], name="x")
+        i, m = tf.while_loop(lambda i, m: i < 3, lambda i, m: [i + 1, tf.concat([m, m * 2.0], axis=0)],
+                             [tf.constant(0), x], shape_invariants=[tf.TensorShape([]), tf.TensorShape([None, 2])])
+        (dx,) = tf.gradients(tf.reduce_sum(m), x)
+        value = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
+        expected = value
+        for _ in range(3):
+            expected = np.concatenate([expected, expected * 2.0], axis=0)
+        with tf.Session() as sess:
+            got_i, got_m = sess.run([i, m], {x: value})
+            assert got_i == 3 and got_m.shape == (16, 2)
+            np.testing.assert_array_equal(got_m, expected)
+            np.testing.assert_array_equal(sess.run(dx, {x: value}), np.full((2, 2), 27.0, np.float32))
+
+
+def test_a_loop_variable_that_grows_in_a_data_dependent_loop_is_refused_naming_the_loop():
+    with tf.Graph().as_default():
+        n = tf.placeholder(tf.int32, [], name="n")
+        i, y = tf.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, tf.concat([y, y], 0)),
                              [tf.constant(0), tf.constant([1.0])],
                              shape_invariants=[tf.TensorShape([]), tf.TensorShape([None])])
         with tf.Session() as sess:
             with pytest.raises(UnsupportedOpsError, match=r"'while/Merge_1' \(Merge\) at .*changes from f32\[1\] to"
-                                                          r" f32\[2\] in an iteration"):
-                sess.run(y)
+                                                          r" f32\[2\] in an iteration: .* unrolls a loop whose"
+                                                          r" variables grow when it counts to a limit known at"
+                                                          r" compile time \(256 iterations at most\)"):
+                sess.run(y, {n: 3})
 
 
 def test_a_run_time_error_inside_a_branch_names_the_op_inside_and_only_when_taken():

@@ -285,7 +285,7 @@ def _signature(compiled, function: ir.Function, program) -> dict:
                                        f"{_shape_text(c.shapes[1])}",
                             "op": getattr(op, "name", None),
                             "defined_at": [list(f) for f in getattr(op, "_user_frames", ())]})
-    top_ops = [op for op in function.body.ops if op.name != "return"]
+    top_ops = program.indexed_ops  # what an error record's op index counts: region ops too
     return {
         "symbols": symbols,
         "inputs": inputs,

@@ -20,7 +20,17 @@ Every op created inside a branch or a loop records its context in
 ``outer_context``. Besides TF's own attributes the contexts keep what a lowering of the
 whole construct needs (documented on each class).
 
-Gradients of these constructs are not registered here.
+The gradients of the primitives are TF 1.15's (control_flow_grad.py): a cond's Merge and
+Switch become a Switch and a Merge (``cond_grad``); a while loop's become a backprop
+while loop (``gradients/while/...``) built with the loop state of
+``tfc/frontend/control_flow_state.py``: Exit -> Enter (``b_exit``), Switch -> Merge
+(``b_switch``, its back edge added on the second visit), Merge -> Switch on the backprop
+loop's pivot, NextIteration -> identity, Enter -> Exit (a loop variable) or an
+accumulation loop (``b_acc``, a loop invariant). :class:`WhileContext` carries TF's
+backprop machinery: ``grad_state``, the forward and backprop loop counters
+(``AddForwardLoopCounter``, ``AddBackpropLoopCounter``), ``AddBackpropAccumulator``, and
+``AddValue``/``AddOp`` fetching forward values through stacks while building a backprop
+loop.
 """
 from __future__ import annotations
 
@@ -90,12 +100,27 @@ def _loop_cond_infer(op) -> list:
 
 
 def _switch_grad(op, *grads):
-    """TF 1.15's _SwitchGrad for a cond's Switch: Merge the two branches' gradients
-    (``cond_grad``; the untaken branch's is zeros made behind a Switch, see
+    """TF 1.15's _SwitchGrad.
+
+    A loop's Switch is visited twice: first from its Exit (``grads[0]``), when the
+    backprop Merge ``b_switch`` is made with that gradient on both inputs (recorded in the
+    grad state's ``switch_map``), then from the body (``grads[1]``), which becomes the
+    Merge's back edge (a NextIteration). A cond's Switch: Merge the two branches'
+    gradients (``cond_grad``; the untaken branch's is zeros made behind a Switch, see
     ``zeros_like_outside_loop``); the predicate gets none."""
     context = op._control_flow_context
+    grad_ctxt = get_default_graph()._get_control_flow_context()
     if isinstance(context, WhileContext):
-        _no_loop_gradients(op)
+        merge_grad = grad_ctxt.grad_state.switch_map.get(op)
+        if merge_grad is not None:
+            if grads[1] is not None:
+                _AddNextAndBackEdge(merge_grad, grads[1], enforce_shape_invariant=False)
+            return None, None
+        if grads[0] is not None:
+            merge_grad = merge([grads[0], grads[0]], name="b_switch")[0]
+            grad_ctxt.grad_state.switch_map[op] = merge_grad
+            return merge_grad, None
+        return None, None
     if isinstance(context, CondContext):
         if grads[1 - context.branch] is None:
             return None, None
@@ -106,22 +131,78 @@ def _switch_grad(op, *grads):
 
 
 def _merge_grad(op, grad, _):
-    """TF 1.15's _MergeGrad for a cond's Merge: a Switch of the gradient on the cond's
-    predicate (``cond_grad``): each branch's result gets the gradient when it was taken."""
+    """TF 1.15's _MergeGrad. A loop's Merge: a Switch of the gradient on the backprop
+    loop's LoopCond. A cond's Merge: a Switch of the gradient on the cond's predicate
+    (``cond_grad``); inside a loop being differentiated, on the predicate's value for the
+    iteration (kept on a stack in the forward loop, popped in the backprop loop)."""
     from .ops import math_ops
 
     context = get_output_context(op._inputs[0].op)
+    grad_ctxt = get_default_graph()._get_control_flow_context()
     if isinstance(context, WhileContext):
-        _no_loop_gradients(op)
+        return list(_SwitchRefOrTensor(grad, grad_ctxt.pivot))
     if isinstance(context, CondContext):
-        return list(_SwitchRefOrTensor(grad, context.pred, name="cond_grad"))
+        pred = context.pred
+        if grad_ctxt is not None and grad_ctxt.grad_state is not None:
+            grad_state = grad_ctxt.grad_state
+            real_pred = grad_state.history_map.get(pred.name)
+            if real_pred is None:
+                grad_ctxt = grad_state.grad_context
+                grad_ctxt.Exit()
+                history_pred = grad_state.AddForwardAccumulator(pred)
+                grad_ctxt.Enter()
+                real_pred = grad_state.AddBackpropAccumulatedValue(history_pred, pred)
+                grad_state.history_map[pred.name] = real_pred
+            pred = real_pred
+        return list(_SwitchRefOrTensor(grad, pred, name="cond_grad"))
     conditions = [math_ops.equal(op.outputs[1], i) for i in range(len(op._inputs))]
     return [_SwitchRefOrTensor(grad, conditions[i])[1] for i in range(len(op._inputs))]
 
 
-def _no_loop_gradients(op, *grads):
-    raise NotImplementedError(f"tf.gradients through tf.while_loop is not supported yet ('{op.name}', op type "
-                              f"{op.type}): tfc differentiates through tf.cond only")
+def _exit_grad(op, grad):
+    """TF 1.15's _ExitGrad: the gradient enters the backprop loop (``b_exit``, an Enter of
+    the backprop frame); None when the loop has ``back_prop=False``."""
+    grad_ctxt = get_default_graph()._get_control_flow_context()
+    if not grad_ctxt.back_prop:
+        return None
+    if op._control_flow_context.grad_state is not None:
+        raise TypeError("Second-order gradient for while loops not supported.")
+    grad_ctxt.AddName(grad.name)
+    grad_ctxt.Enter()
+    result = _Enter(grad, grad_ctxt.name, is_constant=False, parallel_iterations=grad_ctxt.parallel_iterations,
+                    name="b_exit")
+    grad_ctxt.loop_enters.append(result)
+    grad_ctxt.Exit()
+    return result
+
+
+def _next_iteration_grad(op, grad):
+    """TF 1.15's _NextIterationGrad: the identity (the backprop NextIteration is added by
+    the Switch's gradient)."""
+    return grad
+
+
+def _enter_grad(op, grad):
+    """TF 1.15's _EnterGrad. A loop variable's Enter: the gradient leaves the backprop
+    loop through an Exit. A loop invariant's (``is_constant``) Enter: the sum of every
+    iteration's gradient, accumulated by a loop variable of the backprop loop (``b_acc``).
+    Outside a backprop loop (or with ``back_prop=False``) the gradient passes through."""
+    grad_ctxt = get_default_graph()._get_control_flow_context()
+    if grad_ctxt is None or not grad_ctxt.back_prop or grad_ctxt.grad_state is None:
+        return grad
+    if op._attrs["is_constant"]:
+        if not isinstance(grad, Tensor):
+            raise TypeError(f"Type {type(grad)} not supported,must be Tensor or Indexed Slices")
+        return grad_ctxt.AddBackpropAccumulator(op, grad)
+    result = exit(grad)
+    grad_ctxt.loop_exits.append(result)
+    grad_ctxt.ExitResult([result])
+    return result
+
+
+def _loop_cond_grad(op, grad):
+    """TF 1.15's _LoopCondGrad: no gradient flows to a loop's predicate."""
+    return None
 
 
 def zeros_like_outside_loop(op, index: int):
@@ -142,8 +223,7 @@ def zeros_like_outside_loop(op, index: int):
         return array_ops.zeros(zeros_shape, dtype=value.dtype.base_dtype)
 
 
-def _primitive(type_name: str, inputs: list, outputs: list, attrs: dict, infer, doc: str,
-               gradient=_no_loop_gradients) -> type:
+def _primitive(type_name: str, inputs: list, outputs: list, attrs: dict, infer, doc: str, gradient) -> type:
     cls = type(type_name, (OpType,), {"inputs": inputs, "outputs": outputs, "attrs": attrs,
                                        "infer": staticmethod(infer), "gradient": staticmethod(gradient),
                                        "lower": staticmethod(_lower_control_flow_primitive), "__doc__": doc})
@@ -163,18 +243,19 @@ Merge = _primitive("Merge", ["inputs: N * T"], ["output: T", "value_index: int32
 RefMerge = _primitive("RefMerge", ["inputs: N * Ref(T)"], ["output: Ref(T)", "value_index: int32"],
                       {"T": Attr("type"), "N": Attr("int")}, _merge_infer, "Merge of refs.", _merge_grad)
 Enter = _primitive("Enter", ["data: T"], ["output: T"], _ENTER_ATTRS, _enter_infer,
-                   "Makes data available in the child frame frame_name.")
+                   "Makes data available in the child frame frame_name.", _enter_grad)
 RefEnter = _primitive("RefEnter", ["data: Ref(T)"], ["output: Ref(T)"], _ENTER_ATTRS, _enter_infer,
-                      "Enter of a ref.")
+                      "Enter of a ref.", _enter_grad)
 Exit = _primitive("Exit", ["data: T"], ["output: T"], _T, _unchanged_infer,
-                  "Makes data available to the parent frame.")
-RefExit = _primitive("RefExit", ["data: Ref(T)"], ["output: Ref(T)"], _T, _unchanged_infer, "Exit of a ref.")
+                  "Makes data available to the parent frame.", _exit_grad)
+RefExit = _primitive("RefExit", ["data: Ref(T)"], ["output: Ref(T)"], _T, _unchanged_infer, "Exit of a ref.",
+                     _exit_grad)
 NextIteration = _primitive("NextIteration", ["data: T"], ["output: T"], _T, _unchanged_infer,
-                           "Makes data available to the next iteration.")
+                           "Makes data available to the next iteration.", _next_iteration_grad)
 RefNextIteration = _primitive("RefNextIteration", ["data: Ref(T)"], ["output: Ref(T)"], _T, _unchanged_infer,
-                              "NextIteration of a ref.")
+                              "NextIteration of a ref.", _next_iteration_grad)
 LoopCond = _primitive("LoopCond", ["input: bool"], ["output: bool"], {}, _loop_cond_infer,
-                      "The loop-termination condition of a while loop (a scalar bool).")
+                      "The loop-termination condition of a while loop (a scalar bool).", _loop_cond_grad)
 
 
 # =============================================================================================
@@ -394,6 +475,50 @@ def op_in_context(op, ctxt) -> bool:
     return _is_containing_context(op._control_flow_context, ctxt)
 
 
+def _is_switch(op) -> bool:
+    return op.type in ("Switch", "RefSwitch")
+
+
+def _is_cond_switch(op) -> bool:
+    """TF's IsCondSwitch: a Switch whose every consumer is in a cond (an Enter's consumer
+    counted in the Enter's outer context)."""
+    if not _is_switch(op) or not op.outputs:
+        return False
+    is_cond_switch = True
+    for o in op.outputs:
+        for c in o.consumers():
+            ctxt = c._control_flow_context
+            if _is_loop_enter(c):
+                ctxt = ctxt.outer_context
+            is_cond_switch = is_cond_switch and ctxt is not None and ctxt.IsCondContext()
+    return is_cond_switch
+
+
+def _is_loop_switch(op) -> bool:
+    """TF's IsLoopSwitch: the Switch of a while loop's variable (not a cond's Switch)."""
+    if _is_switch(op):
+        ctxt = op._control_flow_context
+        return ctxt is not None and ctxt.IsWhileContext() and not _is_cond_switch(op)
+    return False
+
+
+def get_loop_constant_enter(value):
+    """TF's GetLoopConstantEnter: the ``is_constant`` Enter ``value`` forwards (through
+    Switch / Identity), or None."""
+    op = value.op
+    while op.type in ("Switch", "RefSwitch", "Identity", "RefIdentity"):
+        op = op.inputs[0].op
+    return op if _is_loop_constant_enter(op) else None
+
+
+def get_while_context(op):
+    """TF's util.GetWhileContext: the innermost while loop ``op`` is in, or None."""
+    ctxt = op._control_flow_context
+    if ctxt is not None:
+        ctxt = ctxt.GetWhileContext()
+    return ctxt
+
+
 # =============================================================================================
 # contexts
 # =============================================================================================
@@ -455,6 +580,13 @@ class ControlFlowContext:
         if self._outer_context is not None:
             return self._outer_context.GetWhileContext()
         return None
+
+    @property
+    def grad_state(self):
+        """The _GradLoopState of the backprop while loop this context is (in), or None
+        (TF's CondContext.grad_state; WhileContext overrides it)."""
+        while_ctxt = self.GetWhileContext()
+        return while_ctxt.grad_state if while_ctxt is not None else None
 
     def _RemoveExternalControlEdges(self, op):  # noqa: N802
         """Drop control inputs of ``op`` from outside the enclosing while loop; returns
@@ -645,7 +777,11 @@ class WhileContext(ControlFlowContext):
     output), ``_pivot_for_pred`` (the first Merge output: control input of input-less ops
     in the cond function), ``_pivot_for_body`` (the first Identity: same for the body),
     ``loop_enters`` / ``loop_exits`` (Enter / Exit outputs, one per flat loop variable),
-    ``outer_context``, ``external_values``.
+    ``outer_context``, ``external_values``, ``grad_state`` (for the backprop loop
+    tf.gradients builds for a forward loop, its ``control_flow_state.GradLoopState``; None
+    for a forward loop). tf.gradients adds the forward iteration counter (``f_count``) to a
+    forward loop's ``loop_enters`` / ``loop_exits``; a backprop loop's hold its counter
+    (``b_count``), the gradients entering (``b_exit``) and the accumulators (``b_acc``).
 
     Added by tfc for lowering the construct, one entry per flat loop variable (with
     ``maximum_iterations`` the iteration counter is loop variable 0): ``loop_merges`` (the
@@ -659,8 +795,9 @@ class WhileContext(ControlFlowContext):
     """
 
     def __init__(self, maximum_iterations=None, parallel_iterations=10, back_prop=True, swap_memory=False,
-                 name="while_context"):
+                 name="while_context", grad_state=None):
         super().__init__()
+        self._grad_state = grad_state
         if not isinstance(parallel_iterations, int) or parallel_iterations <= 0:
             raise ValueError(f"`parallel_iterations` must be a positive integer: {parallel_iterations}")
         self._name = get_default_graph().unique_name(name)
@@ -711,7 +848,8 @@ class WhileContext(ControlFlowContext):
 
     @property
     def grad_state(self):
-        return None
+        """For a backprop loop, its _GradLoopState (control_flow_state.py); else None."""
+        return self._grad_state
 
     def GetWhileContext(self):  # noqa: N802
         return self
@@ -728,6 +866,21 @@ class WhileContext(ControlFlowContext):
         new_value = val.name not in self._values and val.op._control_flow_context is not self
         if new_value:
             self._values.add(val.name)
+            # Building a backprop loop: a value of its forward loop is fetched from the
+            # history the forward loop keeps of it (GetRealValue).
+            grad_ctxt = get_default_graph()._get_control_flow_context()
+            if grad_ctxt is not None:
+                grad_ctxt = grad_ctxt.GetWhileContext()
+                if grad_ctxt is not None and grad_ctxt.grad_state is not None:
+                    forward_ctxt = get_while_context(val.op)
+                    if _is_loop_exit(val.op):
+                        forward_ctxt = forward_ctxt.outer_context
+                        if forward_ctxt is not None:
+                            forward_ctxt = forward_ctxt.GetWhileContext()
+                    if forward_ctxt is grad_ctxt.grad_state.forward_context:
+                        real_val = grad_ctxt.grad_state.GetRealValue(val)
+                        self._external_values[val.name] = real_val
+                        return real_val
             if self._outer_context is not None:
                 result = self._outer_context.AddValue(val)
             with control_dependencies(None):
@@ -747,6 +900,19 @@ class WhileContext(ControlFlowContext):
         return result
 
     def AddOp(self, op: Operation) -> None:  # noqa: N802
+        """TF's WhileContext.AddOp: a Shape/Size/Rank built in a backprop loop on a value of
+        its forward loop is moved into the value's context (the forward loop then keeps the
+        small result instead of the tensor)."""
+        if op.type in ("Shape", "Size", "Rank"):
+            grad_ctxt = get_default_graph()._get_control_flow_context()
+            if grad_ctxt is not None:
+                grad_ctxt = grad_ctxt.GetWhileContext()
+                if grad_ctxt is not None and grad_ctxt.grad_state is not None:
+                    if get_while_context(op.inputs[0].op) is grad_ctxt.grad_state.forward_context:
+                        op_input_ctxt = op.inputs[0].op._control_flow_context
+                        op._set_control_flow_context(op_input_ctxt)
+                        op_input_ctxt._AddOpInternal(op)
+                        return
         self._AddOpInternal(op)
 
     def _AddOpInternal(self, op: Operation) -> None:  # noqa: N802
@@ -784,6 +950,120 @@ class WhileContext(ControlFlowContext):
             return
         if all(_is_loop_constant_enter(x.op) for x in op.inputs):
             op._add_control_input(self.GetControlPivot().op)
+
+    def AddForwardLoopCounter(self, outer_grad_state):  # noqa: N802
+        """TF's AddForwardLoopCounter: a loop variable counting this (forward) loop's
+        iterations (``f_count``: ``n = 0; while (pivot) n++``), added when a gradient
+        through the loop is built; called in this loop's outer context. Returns (the
+        count's Exit, its NextIteration: the count for the next iteration)."""
+        from .ops import math_ops
+        from .ops.constant_op import constant
+
+        n = constant(0, name="f_count")
+        if outer_grad_state is not None:
+            # The pushes of one run of a nested loop come before the next run's.
+            outer_add_op = outer_grad_state.forward_index.op.inputs[0].op
+            n.op._add_control_input(outer_add_op)
+        self.Enter()
+        self.AddName(n.name)
+        enter_n = _Enter(n, self._name, is_constant=False, parallel_iterations=self._parallel_iterations,
+                         name="f_count")
+        self.loop_enters.append(enter_n)
+        merge_n = merge([enter_n, enter_n])[0]
+        switch_n = switch(merge_n, self._pivot)
+        index = math_ops.add(switch_n[1], 1)
+        next_n = _NextIteration(index)
+        merge_n.op._update_input(1, next_n)
+        total_iterations = exit(switch_n[0], name="f_count")
+        self.loop_exits.append(total_iterations)
+        self.ExitResult([total_iterations])
+        self.Exit()
+        return total_iterations, next_n
+
+    def AddBackpropLoopCounter(self, count, outer_grad_state):  # noqa: N802
+        """TF's AddBackpropLoopCounter: this backprop loop's own counter and condition
+        (``b_count``: ``n = count; while (n >= 1) n--``), which set its pivots; called in
+        its outer context. Returns the NextIteration of the decremented count (the decremented
+        count itself is the body's pivot)."""
+        from .ops import math_ops
+        from .ops.constant_op import constant
+
+        one = constant(1, name="b_count")
+        self.Enter()
+        self.AddName(count.name)
+        enter_count = _Enter(count, self._name, is_constant=False, parallel_iterations=self._parallel_iterations,
+                             name="b_count")
+        self.loop_enters.append(enter_count)
+        merge_count = merge([enter_count, enter_count])[0]
+        self._pivot_for_pred = merge_count
+        pred = math_ops.greater_equal(merge_count, one)
+        self._pivot = loop_cond(pred, name="b_count")
+        switch_count = switch(merge_count, self._pivot)
+        index = math_ops.subtract(switch_count[1], one)
+        self._pivot_for_body = index
+        next_count = _NextIteration(index)
+        merge_count.op._update_input(1, next_count)
+        final_zero = exit(switch_count[0], name="b_count")
+        self.loop_exits.append(final_zero)
+        if outer_grad_state is not None:
+            # The pops of one run of a nested loop come before the next run's.
+            outer_grad_state.grad_sync._add_control_input(final_zero.op)
+        self.ExitResult([final_zero])
+        self.Exit()
+        return next_count
+
+    def AddBackpropAccumulator(self, op, grad):  # noqa: N802
+        """TF's AddBackpropAccumulator: the gradient of a loop invariant (the
+        ``is_constant`` Enter ``op``) summed over the iterations by a loop variable of this
+        backprop loop (``b_acc``: ``acc = 0; while (pivot) acc += grad``). The zeros it
+        starts from have the gradient's static shape, else the invariant's runtime shape
+        (in a nested backprop loop, that shape kept on the outer loop's stack). Called in
+        this backprop context (left and re-entered, as TF does)."""
+        from .ops import array_ops, math_ops
+        from .ops.constant_op import constant
+
+        self.Exit()
+        shape = grad.get_shape()
+        if shape.is_fully_defined():
+            if self.outer_context is not None:
+                self.outer_context.Enter()
+            acc = constant(0, grad.dtype, shape=shape.as_list(), name="b_acc")
+            if self.outer_context is not None:
+                self.outer_context.Exit()
+        else:
+            value = op.inputs[0]
+            if isinstance(self.outer_context, WhileContext) and self.outer_context.grad_state is not None:
+                forward_ctxt = self.grad_state.forward_context
+                forward_ctxt.outer_context.Enter()
+                zeros_shape = array_ops.shape_internal(value, optimize=False)
+                forward_ctxt.outer_context.Exit()
+                outer_grad_state = self.grad_state.outer_grad_state
+                history_zeros_shape = outer_grad_state.AddForwardAccumulator(zeros_shape)
+                self.outer_context.Enter()
+                real_shape = outer_grad_state.AddBackpropAccumulatedValue(history_zeros_shape, zeros_shape)
+                acc = array_ops.zeros(real_shape, grad.dtype)
+                self.outer_context.Exit()
+            else:
+                if self.outer_context is not None:
+                    self.outer_context.Enter()
+                zeros_shape = array_ops.shape_internal(value, optimize=False)
+                acc = array_ops.zeros(zeros_shape, grad.dtype)
+                if self.outer_context is not None:
+                    self.outer_context.Exit()
+        self.Enter()
+        self.AddName(acc.name)
+        enter_acc = _Enter(acc, self._name, is_constant=False, parallel_iterations=self._parallel_iterations,
+                           name="b_acc")
+        self.loop_enters.append(enter_acc)
+        merge_acc = merge([enter_acc, enter_acc], name="b_acc")[0]
+        switch_acc_false, switch_acc_true = switch(merge_acc, self._pivot)
+        add_acc = math_ops.add(switch_acc_true, grad)
+        next_acc = _NextIteration(add_acc)
+        merge_acc.op._update_input(1, next_acc)
+        result_acc = exit(switch_acc_false, name="b_acc")
+        self.loop_exits.append(result_acc)
+        self.ExitResult([result_acc])
+        return result_acc
 
     def _FixControlInputsAndContext(self, enters: list) -> None:  # noqa: N802
         graph = get_default_graph()
@@ -954,10 +1234,11 @@ def _EnforceShapeInvariant(merge_var, next_var) -> None:  # noqa: N802
                          f"`shape_invariants` argument of tf.while_loop to specify a less-specific shape.")
 
 
-def _AddNextAndBackEdge(m, v):  # noqa: N802
+def _AddNextAndBackEdge(m, v, enforce_shape_invariant=True):  # noqa: N802
     v = convert_to_tensor(v)
     v = _NextIteration(v)
-    _EnforceShapeInvariant(m, v)
+    if enforce_shape_invariant:
+        _EnforceShapeInvariant(m, v)
     if v.dtype.base_dtype != m.dtype.base_dtype:
         from .errors import InvalidArgumentError
 
@@ -1090,17 +1371,22 @@ def _case_verify_and_canonicalize_args(pred_fn_pairs, exclusive, name):
 
 
 def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
-    """tf.case (v1): nested conds, the first pair's outermost (``case/cond/cond/...``)."""
+    """tf.case (v1): nested conds, the first pair's outermost (``case/cond/cond/...``).
+    Without a default, the last pair's action is the default, behind Asserts that no other
+    predicate is true and that its own is; ``exclusive=True`` first asserts that at most one
+    of the (other) predicates is true (TF 1.15's _case_helper)."""
+    from .check_ops import assert_at_most_n_true, case_default_action
+
     predicates, actions = _case_verify_and_canonicalize_args(pred_fn_pairs, exclusive, name)
     with name_scope(name, "case", [predicates]):
-        if default is None or exclusive:
-            # TF builds Assert ops here (the default checks no other predicate is true;
-            # exclusive=True checks at most one is); tfc has no Assert op yet.
-            raise NotImplementedError("tf.case without a default or with exclusive=True needs the Assert op, which "
-                                      "tfc does not support yet")
+        if default is None:
+            default, predicates, actions = case_default_action(predicates, actions)
         fn = default
         for predicate, action in reversed(list(zip(predicates, actions))):
             fn = functools.partial(cond, predicate, true_fn=action, false_fn=fn, strict=strict)
+        if exclusive:
+            with control_dependencies([assert_at_most_n_true(predicates, n=1, msg="Input error: exclusive=True")]):
+                return fn()
         return fn()
 
 

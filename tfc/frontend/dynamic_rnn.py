@@ -4,13 +4,20 @@ TensorFlow's graph (``rnn/transpose``, ``rnn/TensorArray``, ``rnn/while/...``,
 ``rnn/TensorArrayStack/TensorArrayGatherV3``, ``rnn/transpose_1``). Works with any cell
 that has ``state_size``, ``output_size``, ``zero_state`` and ``__call__(inputs, state)``
 (tf.nn.rnn_cell's). Compiled, the loop is one native loop (tfc/passes/lower_control.py).
+
+With ``sequence_length`` (TF 1.15's graph): ``rnn/sequence_length`` (an Identity after a
+cast to int32), ``rnn/CheckSeqLen`` behind an Assert that its shape is ``[batch_size]``,
+the loop bounded by the longest length, and each step through ``rnn._rnn_step`` with
+``skip_conditionals=True``: ``Select``s on ``time >= sequence_length`` give zeros as the
+output and carry the state through for the rows whose sequence is over. The bidirectional
+rnn then reverses each row up to its length with ReverseSequence (not the whole time axis).
 """
 from __future__ import annotations
 
 from . import dtypes
 from .control_flow import flatten, pack_sequence_as, while_loop
 from .convert import convert_to_tensor
-from .graph import Tensor, name_scope
+from .graph import Tensor, control_dependencies, name_scope
 from .tensor_array import TensorArray
 from .tensor_shape import TensorShape
 
@@ -67,16 +74,25 @@ def _shape_of_size(size) -> TensorShape:
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None, parallel_iterations=None,
                 swap_memory=False, time_major=False, scope=None):
     """(outputs, final_state) of ``cell`` over the time axis of ``inputs``."""
+    from .ops import array_ops, math_ops
     from .variable_scope import variable_scope
 
-    with variable_scope(scope or "rnn"):
+    with variable_scope(scope or "rnn") as varscope:
+        from .rnn import _should_cache
+
+        if _should_cache() and varscope.caching_device is None:  # TF 1.15's dynamic_rnn
+            varscope.set_caching_device(lambda op: op.device)
         flat_input = flatten(inputs)
         if not time_major:
             flat_input = [convert_to_tensor(t) for t in flat_input]
             flat_input = tuple(_transpose_batch_time(t) for t in flat_input)
         parallel_iterations = parallel_iterations or 32
         if sequence_length is not None:
-            raise NotImplementedError("tf.nn.dynamic_rnn with sequence_length is not supported yet")
+            sequence_length = math_ops.cast(sequence_length, dtypes.int32)
+            if sequence_length.shape.ndims not in (None, 1):
+                raise ValueError(f"sequence_length must be a vector of length batch_size, but saw shape: "
+                                 f"{sequence_length.shape}")
+            sequence_length = array_ops.identity(sequence_length, name="sequence_length")  # to find it
         batch_size = _best_effort_input_batch_size(flat_input)
         if initial_state is not None:
             state = initial_state
@@ -84,14 +100,29 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
             if not dtype:
                 raise ValueError("If no initial_state is provided, argument `dtype` must be specified")
             state = cell.zero_state(batch_size, dtype)
+        if sequence_length is not None:
+            with control_dependencies([_assert_has_shape(sequence_length, [batch_size])]):
+                sequence_length = array_ops.identity(sequence_length, name="CheckSeqLen")
         inputs = pack_sequence_as(inputs, list(flat_input))
-        outputs, final_state = _dynamic_rnn_loop(cell, inputs, state, parallel_iterations, swap_memory, dtype)
+        outputs, final_state = _dynamic_rnn_loop(cell, inputs, state, parallel_iterations, swap_memory, dtype,
+                                                 sequence_length)
         if not time_major:
             outputs = pack_sequence_as(outputs, [_transpose_batch_time(t) for t in flatten(outputs)])
         return outputs, final_state
 
 
-def _dynamic_rnn_loop(cell, inputs, initial_state, parallel_iterations, swap_memory, dtype):
+def _assert_has_shape(x, shape):
+    """An Assert that ``x``'s run-time shape is ``shape`` (a list of ints or scalar tensors)."""
+    from .check_ops import Assert
+    from .ops import array_ops, concat_ops, math_ops
+
+    x_shape = array_ops.shape(x)
+    packed_shape = concat_ops.stack(shape)
+    return Assert(math_ops.reduce_all(math_ops.equal(x_shape, packed_shape)),
+                  [f"Expected shape for Tensor {x.name} is ", packed_shape, " but saw shape: ", x_shape])
+
+
+def _dynamic_rnn_loop(cell, inputs, initial_state, parallel_iterations, swap_memory, dtype, sequence_length=None):
     from .ops import array_ops, math_ops
 
     state = initial_state
@@ -111,7 +142,12 @@ def _dynamic_rnn_loop(cell, inputs, initial_state, parallel_iterations, swap_mem
     state_dtype = _infer_state_dtype(dtype, state)
     # TF makes the zero output (used with sequence_length) in any case.
     flat_zero_output = tuple(array_ops.zeros(_concat(batch_size, size), state_dtype) for size in flat_output_size)
-    del flat_zero_output
+    zero_output = pack_sequence_as(cell.output_size, list(flat_zero_output))
+    if sequence_length is not None:
+        min_sequence_length = math_ops.reduce_min(sequence_length)
+        max_sequence_length = math_ops.reduce_max(sequence_length)
+    else:
+        max_sequence_length = time_steps
     from .ops.constant_op import constant
 
     time = constant(0, dtype=dtypes.int32, name="time")
@@ -132,12 +168,19 @@ def _dynamic_rnn_loop(cell, inputs, initial_state, parallel_iterations, swap_mem
         for input_, shape in zip(input_t, inputs_got_shape):
             input_.set_shape(shape[1:])
         input_t = pack_sequence_as(inputs, list(input_t))
-        output, new_state = cell(input_t, state)
+        if sequence_length is not None:
+            from .rnn import _rnn_step
+
+            output, new_state = _rnn_step(time, sequence_length, min_sequence_length, max_sequence_length,
+                                          zero_output, state, lambda: cell(input_t, state), cell.state_size,
+                                          skip_conditionals=True)
+        else:
+            output, new_state = cell(input_t, state)
         output = flatten(output)
         output_ta_t = tuple(ta.write(time, out) for ta, out in zip(output_ta_t, output))
         return (time + 1, output_ta_t, new_state)
 
-    loop_bound = math_ops.minimum(time_steps, math_ops.maximum(1, time_steps))
+    loop_bound = math_ops.minimum(time_steps, math_ops.maximum(1, max_sequence_length))
     _, output_final_ta, final_state = while_loop(lambda time, *_: time < loop_bound, time_step,
                                                  (time, output_ta, state), parallel_iterations=parallel_iterations,
                                                  maximum_iterations=time_steps, swap_memory=swap_memory)
@@ -156,23 +199,25 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None, in
     from .ops import array_ops
     from .variable_scope import variable_scope
 
-    if sequence_length is not None:
-        raise NotImplementedError("tf.nn.bidirectional_dynamic_rnn with sequence_length is not supported yet")
     with variable_scope(scope or "bidirectional_rnn"):
         with variable_scope("fw") as fw_scope:
-            output_fw, output_state_fw = dynamic_rnn(cell_fw, inputs, initial_state=initial_state_fw, dtype=dtype,
+            output_fw, output_state_fw = dynamic_rnn(cell_fw, inputs, sequence_length=sequence_length,
+                                                     initial_state=initial_state_fw, dtype=dtype,
                                                      parallel_iterations=parallel_iterations,
                                                      swap_memory=swap_memory, time_major=time_major,
                                                      scope=fw_scope)
         time_axis, batch_axis = (0, 1) if time_major else (1, 0)
-        del batch_axis
 
         def reverse(value):
+            if sequence_length is not None:
+                return array_ops.reverse_sequence(value, seq_lengths=sequence_length, seq_axis=time_axis,
+                                                  batch_axis=batch_axis)
             return array_ops.reverse(value, axis=[time_axis])
 
         with variable_scope("bw") as bw_scope:
             inputs_reverse = pack_sequence_as(inputs, [reverse(t) for t in flatten(inputs)])
-            tmp, output_state_bw = dynamic_rnn(cell_bw, inputs_reverse, initial_state=initial_state_bw, dtype=dtype,
+            tmp, output_state_bw = dynamic_rnn(cell_bw, inputs_reverse, sequence_length=sequence_length,
+                                               initial_state=initial_state_bw, dtype=dtype,
                                                parallel_iterations=parallel_iterations, swap_memory=swap_memory,
                                                time_major=time_major, scope=bw_scope)
     output_bw = pack_sequence_as(tmp, [reverse(t) for t in flatten(tmp)])

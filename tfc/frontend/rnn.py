@@ -9,7 +9,8 @@ reuse after the first, so every step shares ``rnn/<cell>/kernel`` and the steps'
 ``_rnn_step``: a ``tf.cond`` on the longest length (past it: zeros and the state copied
 through) and an inner cond on the shortest (past it: ``Select`` per batch row).
 ``static_bidirectional_rnn`` runs a forward rnn in ``bidirectional_rnn/fw`` and one over the
-reversed inputs in ``bidirectional_rnn/bw`` and concatenates their outputs.
+reversed inputs in ``bidirectional_rnn/bw`` (with ``sequence_length``: each row reversed up
+to its length, a ReverseSequence of the stacked steps) and concatenates their outputs.
 """
 from __future__ import annotations
 
@@ -195,11 +196,21 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
 
 
 def _reverse_seq(input_seq, lengths):
-    """The list reversed (per-row reversal up to ``lengths`` needs ReverseSequence)."""
+    """The list reversed; with ``lengths``, each row's first lengths[b] steps reversed: the
+    steps stacked (time, batch, depth), a ReverseSequence on time, unstacked again."""
+    from .ops import concat_ops
+
     if lengths is None:
         return list(reversed(input_seq))
-    raise NotImplementedError("static_bidirectional_rnn with sequence_length needs the ReverseSequence op, which "
-                              "tfc does not have yet")
+    flat_input_seq = tuple(flatten(input_) for input_ in input_seq)
+    flat_results = [[] for _ in range(len(input_seq))]
+    for sequence in zip(*flat_input_seq):
+        s_joined = concat_ops.stack(sequence)
+        s_reversed = array_ops.reverse_sequence(s_joined, lengths, 0, 1)
+        for r, flat_result in zip(concat_ops.unstack(s_reversed), flat_results):
+            flat_result.append(r)
+    return [pack_sequence_as(structure=input_, flat_sequence=flat_result)
+            for input_, flat_result in zip(input_seq, flat_results)]
 
 
 def static_bidirectional_rnn(cell_fw, cell_bw, inputs, initial_state_fw=None, initial_state_bw=None, dtype=None,

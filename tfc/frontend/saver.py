@@ -823,7 +823,9 @@ class Saver:
         checkpoint_prefix = _text(save_path)
         if not checkpoint_exists_internal(checkpoint_prefix):
             raise ValueError("The passed save_path is not a valid checkpoint: " + checkpoint_prefix)
-        logger.info("Restoring parameters from %s", checkpoint_prefix)
+        from . import tf_logging
+
+        tf_logging.info("Restoring parameters from %s", checkpoint_prefix)  # TF's line, on tf.logging
         try:
             sess.run(self.saver_def.restore_op_name, {self.saver_def.filename_tensor_name: checkpoint_prefix})
         except errors.NotFoundError as err:

@@ -41,7 +41,8 @@ class StackV2(OpType):
     not_differentiable = True
 
     def infer(op):
-        return [[]]
+        """TF's TwoElementOutput: a stack handle is a vector of 2."""
+        return [[2]]
 
     lower = _lowering("new_stack")
 

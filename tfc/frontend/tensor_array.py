@@ -62,6 +62,10 @@ class TensorArrayWriteV3(OpType):
 
     lower = _lowering("array_write")
 
+    def gradient(op, flow):
+        """TF's _TensorArrayWriteGrad: read the value's gradient from the gradient array."""
+        return _write_or_scatter_grad(op, flow, "read")
+
 
 @register
 class TensorArrayReadV3(OpType):
@@ -73,6 +77,11 @@ class TensorArrayReadV3(OpType):
         return [unknown_shape()]
 
     lower = _lowering("array_read")
+
+    def gradient(op, grad):
+        """TF's _TensorArrayReadGrad: write ``grad`` into the gradient array; the flow's
+        gradient is that write's flow."""
+        return _read_or_gather_grad(op, grad, "write")
 
 
 @register
@@ -90,6 +99,10 @@ class TensorArrayGatherV3(OpType):
 
     lower = _lowering("array_gather")
 
+    def gradient(op, grad):
+        """TF's _TensorArrayGatherGrad: scatter ``grad`` into the gradient array."""
+        return _read_or_gather_grad(op, grad, "scatter")
+
 
 @register
 class TensorArrayScatterV3(OpType):
@@ -101,6 +114,10 @@ class TensorArrayScatterV3(OpType):
         return [[]]
 
     lower = _lowering("array_scatter")
+
+    def gradient(op, flow):
+        """TF's _TensorArrayScatterGrad: gather the values' gradients from the gradient array."""
+        return _write_or_scatter_grad(op, flow, "gather")
 
 
 @register
@@ -315,6 +332,26 @@ class TensorArray:
 
         return self._with_flow(identity(self._flow))
 
+    def grad(self, source: str, flow=None, name=None) -> "TensorArray":
+        """The gradient array of this array for the gradient computation ``source``
+        (``TensorArrayGrad/TensorArrayGradV3``; its flow ``gradient_flow`` waits for it);
+        it shares this array's element shape."""
+        from .graph import control_dependencies
+        from .ops.array_ops import identity
+
+        if flow is None:
+            flow = self.flow
+        with name_scope(name, "TensorArrayGrad", [self._handle]):
+            with colocate_with(self._handle):
+                g_handle = apply_op("TensorArrayGradV3", [self._handle, flow], {"source": source},
+                                    name=name).outputs[0]
+                with control_dependencies([g_handle]):
+                    flow = identity(flow, name="gradient_flow")
+                g = TensorArray(dtype=self._dtype, handle=g_handle, flow=flow, infer_shape=self._infer_shape,
+                                colocate_with_first_write_call=False)
+                g._element_shape = self._element_shape
+                return g
+
     def read(self, index, name=None) -> Tensor:
         value = apply_op("TensorArrayReadV3", [self._handle, index, self._flow], {"dtype": self._dtype},
                          name=name).outputs[0]
@@ -375,6 +412,48 @@ class TensorArray:
 
     def close(self, name=None):
         return apply_op("TensorArrayCloseV3", [self._handle], name=name)
+
+
+# -- gradients (TF's tensor_array_grad.py) ---------------------------------------------------
+def _grad_source(op_or_tensor) -> str:
+    """TF's _GetGradSource: the name scope of the tf.gradients call that made
+    ``op_or_tensor`` (``gradients``, ``gradients_1``, ``outer/gradients``...): one gradient
+    array per forward array and gradients() call."""
+    name_tokens = op_or_tensor.name.split("/")
+    grad_pos = [i for i, x in enumerate(name_tokens) if x.startswith("gradients")]
+    if not grad_pos:
+        raise ValueError(f"Expected op/tensor name to start with gradients (excluding scope), got: "
+                         f"{op_or_tensor.name}. This means that a tf.gradients op with this op in its dependency "
+                         f"path has a custom name that does not start with 'gradients'. Please make sure all calls "
+                         f"to tf.gradients that have non-empty `name` arguments use names that start with "
+                         f"'gradients'.")
+    return "/".join(name_tokens[:grad_pos[-1] + 1])
+
+
+def _read_or_gather_grad(op, grad, method: str) -> list:
+    """The gradient of a TensorArrayReadV3 / GatherV3: ``grad`` written / scattered at the
+    op's index / indices into the gradient array (made after the forward flow the op read)."""
+    handle, index, flow = op.inputs
+    g = TensorArray(dtype=op._attrs["dtype"], handle=handle, flow=flow,
+                    colocate_with_first_write_call=False).grad(source=_grad_source(grad), flow=flow)
+    return [None, None, getattr(g, method)(index, grad).flow]
+
+
+def _write_or_scatter_grad(op, flow, method: str) -> list:
+    """The gradient of a TensorArrayWriteV3 / ScatterV3 (``flow``: the gradient of its flow
+    out): the value's gradient read / gathered from the gradient array once the gradient
+    flow has come (``write_barrier``, after ``flow_out``, an identity of the forward flow)."""
+    from .graph import control_dependencies
+    from .ops.array_ops import identity
+
+    handle, index = op.inputs[0], op.inputs[1]
+    grad_source = _grad_source(flow)
+    flow_out = identity(op.outputs[0], "flow_out")
+    with control_dependencies([flow_out]):
+        flow = identity(flow, "write_barrier")
+    g = TensorArray(dtype=op._attrs["T"], handle=handle, flow=flow,
+                    colocate_with_first_write_call=False).grad(source=grad_source, flow=flow)
+    return [None, None, getattr(g, method)(index), flow]
 
 
 def _constant_value(value):

@@ -244,7 +244,23 @@ def constant_value(tensor, partial: bool = False) -> Optional[np.ndarray]:
         return fn(a, b).astype(a.dtype)
     if kind == "StridedSlice":
         return _strided_slice_value(op)
+    if kind == "BroadcastGradientArgs":  # TF's shape inference evaluates it: static Sum shapes
+        s0, s1 = (constant_value(t) for t in op.inputs)
+        if s0 is None or s1 is None:
+            return None
+        return _broadcast_gradient_args_value(s0, s1)[tensor.value_index]
     return None
+
+
+def _broadcast_gradient_args_value(s0, s1) -> tuple:
+    """The reduction indices BroadcastGradientArgs gives for two known shapes."""
+    n = max(len(s0), len(s1))
+    a = [1] * (n - len(s0)) + [int(d) for d in s0]
+    b = [1] * (n - len(s1)) + [int(d) for d in s1]
+    r0 = [i for i in range(n) if a[i] == 1 and b[i] != 1]
+    r1 = [i for i in range(n) if b[i] == 1 and a[i] != 1]
+    dtype = np.asarray(s0).dtype
+    return np.array(r0, dtype=dtype), np.array(r1, dtype=dtype)
 
 
 def const_op_value(op) -> np.ndarray:

@@ -315,9 +315,56 @@ def is_variable_initialized(variable):
     return is_initialized(variable)
 
 
+def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
+    """TF 1.15's variables.report_uninitialized_variables: a 1-D string tensor of the names
+    of the variables in ``var_list`` (default: global and local) that hold no value yet,
+    built as TF does (IsVariableInitialized per variable, ``LogicalNot(stack)``, a Const of
+    the names and ``boolean_mask``), on /cpu:0. No variables: an empty string Const."""
+    import os
+
+    from .graph import device
+    from .ops.concat_ops import stack
+    from .ops.constant_op import constant
+    from .ops.math_ops import logical_not
+    from .ops.state_ops import is_variable_initialized as is_initialized
+
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+        if not var_list:  # old-style variables
+            var_list = [op.outputs[0] for op in get_default_graph().get_operations()
+                        if op.type in ("Variable", "VariableV2", "AutoReloadVariable")]
+    with _name_scope(name):
+        if var_list:
+            init_vars = [is_initialized(v) for v in var_list]
+        with device(os.environ.get("TF_DEVICE_FOR_UNINITIALIZED_VARIABLE_REPORTING", "/cpu:0")):
+            if not var_list:
+                return constant([], dtype=dtypes.string)
+            variables_mask = logical_not(stack(init_vars))
+            variable_names_tensor = constant([v.op.name for v in var_list])
+            return _boolean_mask_1d(variable_names_tensor, variables_mask)
+
+
+def _boolean_mask_1d(tensor, mask, name="boolean_mask"):
+    """TF 1.15's array_ops.boolean_mask for a 1-D tensor and mask (axis 0), with its ops:
+    Shape/strided slices, Prod, ConcatV2, Reshape, Where, Squeeze, GatherV2."""
+    from .ops.array_ops import reshape, shape, squeeze
+    from .ops.concat_ops import concat
+    from .ops.math_ops import reduce_prod
+    from .ops.selection_ops import gather, where
+
+    with _name_scope(name, values=[tensor, mask]):
+        tensor = convert_to_tensor(tensor, name="tensor")
+        mask = convert_to_tensor(mask, name="mask")
+        leading_size = reduce_prod(shape(tensor)[0:1], [0])
+        tensor = reshape(tensor, concat([shape(tensor)[:0], [leading_size], shape(tensor)[1:]], 0))
+        mask = reshape(mask, [-1])
+        indices = squeeze(where(mask), axis=[1])
+        return gather(tensor, indices, axis=0)
+
+
 TF_EXPORTS = [
     "Variable", "VariableV1", "global_variables", "all_variables", "trainable_variables", "local_variables",
     "model_variables", "moving_average_variables", "variables_initializer", "global_variables_initializer",
     "local_variables_initializer", "initialize_all_variables", "initialize_variables",
-    "initialize_local_variables", "is_variable_initialized",
+    "initialize_local_variables", "is_variable_initialized", "report_uninitialized_variables",
 ]

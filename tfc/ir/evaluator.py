@@ -507,7 +507,10 @@ def _eval_scatter_add(op, xs, ctx):
 
 # -- run-time checks -------------------------------------------------------------------------
 def _eval_check(op, xs, ctx):
-    failure = check_failure(xs[0], op.attrs, ctx.env)
+    if op.attrs["kind"] == "assert":
+        failure = assert_failure(xs, op.attrs)
+    else:
+        failure = check_failure(xs[0], op.attrs, ctx.env)
     if failure is not None:
         raise failure
     return None
@@ -542,6 +545,15 @@ def check_failure(x: np.ndarray, attrs: Mapping, env: Optional[Mapping] = None) 
         return _slice_begin_failure(int(flat[0]), dim_eval(attrs["size"][0], env), bound, attrs.get("axis", 0),
                                     record)
     raise EvaluationError(f"unknown check kind {kind!r}")
+
+
+def assert_failure(xs: Sequence[np.ndarray], attrs: Mapping) -> Optional[CheckFailure]:
+    """What ``check`` of kind ``assert`` reports for the condition ``xs[0]`` and the values
+    ``xs[1:]`` (None: the condition holds)."""
+    if bool(np.asarray(xs[0])):
+        return None
+    return CheckFailure(checks.ASSERT, checks.new_record(),
+                        label_values=(list(attrs["text"]), attrs.get("summarize", 3), list(xs[1:])))
 
 
 _ELEMENT_CHECKS = {

@@ -31,6 +31,13 @@ backend:
     truncate_divisor  every x != 0 (TF's TruncateDiv/TruncateMod: an InternalError)
     exponent        every x >= 0
     reduction_axis  dim ``axis`` of x (any element type) is not 0
+    assert          ``check %cond, %v0, %v1... {kind="assert", text=[t0, t1, ...], summarize=n}``:
+                    the scalar pred ``cond`` is true; else the message is
+                    ``t0 + S(v0) + t1 + S(v1) + ...`` (one more text piece than values; S is
+                    TF's SummarizeValue of at most ``summarize`` elements, all when
+                    negative): tf.Assert, whose constant data the frontend formats into the
+                    text, and any op whose error shows run-time values
+  Only ``assert`` takes more than one operand.
   With ``unless_empty`` (dims), nothing is checked when their product is 0 (x is only
   used to compute a tensor of that shape: TF checks only elements it computes).
 """
@@ -48,8 +55,8 @@ class IRTypeError(ValueError):
 
 
 # Attribute kinds: how the verifier checks an attribute and the parser reads it.
-INT, INTS, DIMS, BOOL, STR, FLOAT, DENSE, CALLEE, INT_PAIRS, DIM_LIST = (
-    "int", "ints", "dims", "bool", "str", "float", "dense", "callee", "int_pairs", "dim_list")
+INT, INTS, DIMS, BOOL, STR, FLOAT, DENSE, CALLEE, INT_PAIRS, DIM_LIST, STRS = (
+    "int", "ints", "dims", "bool", "str", "float", "dense", "callee", "int_pairs", "dim_list", "strs")
 
 PURE, READ, WRITE, CHECK = "pure", "read", "write", "check"  # CHECK: may fail the program
 
@@ -555,13 +562,17 @@ _register(OpInfo("select_and_scatter", 2, attrs={"window": INTS},
 
 # -- run-time checks ------------------------------------------------------------------------
 CHECK_KINDS = ("slice_index", "slice_begin", "segment_id", "label", "divisor", "truncate_divisor", "exponent",
-               "reduction_axis")
+               "reduction_axis", "assert")
 _BOUNDED_CHECKS = ("slice_index", "slice_begin", "segment_id", "label")
 
 
 def _infer_check(types, attrs):
     t = _tensor(types[0], "check operand")
     kind = attrs["kind"]
+    if kind == "assert":
+        return _infer_assert(types, attrs)
+    if len(types) != 1:
+        raise IRTypeError(f"check {kind} takes one operand, got {len(types)}")
     if kind == "reduction_axis":
         _check_axis(attrs.get("axis", 0), t.rank, "check reduction_axis")
         return []
@@ -578,10 +589,24 @@ def _infer_check(types, attrs):
     return []
 
 
-_register(OpInfo("check", 1, attrs={"kind": STR},
+def _infer_assert(types, attrs):
+    cond = _tensor(types[0], "check assert condition")
+    if cond.elem != ElemType.PRED or cond.rank != 0:
+        raise IRTypeError(f"check assert takes a pred[] condition, got {cond}")
+    for i, t in enumerate(types[1:], 1):
+        _tensor(t, f"check assert value {i}")
+    text = attrs.get("text")
+    if text is None or len(text) != len(types):
+        raise IRTypeError(f"check assert needs {len(types)} text pieces (one more than its {len(types) - 1} values), "
+                          f"got {None if text is None else len(text)}")
+    return []
+
+
+_register(OpInfo("check", None, attrs={"kind": STR},
                  optional={"bound": (DIMS, None), "size": (DIMS, None), "axis": (INT, 0),
-                           "unless_empty": (DIMS, None)},
-                 infer=_infer_check, effect=CHECK, category="check", choices={"kind": CHECK_KINDS}))
+                           "unless_empty": (DIMS, None), "text": (STRS, None), "summarize": (INT, 3)},
+                 infer=_infer_check, effect=CHECK, category="check", choices={"kind": CHECK_KINDS},
+                 min_arity=1))
 
 
 # -- state ---------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import numpy as np
 
 from .core import Block, Function, Location, Module, Operation, Value
 from .dims import dim_add, dim_floordiv, dim_mul, dim_sub, sym
-from .ops import (BOOL, CALLEE, CORE_OPS, DENSE, DIM_LIST, DIMS, FLOAT, INT, INT_PAIRS, INTS, STR,
+from .ops import (BOOL, CALLEE, CORE_OPS, DENSE, DIM_LIST, DIMS, FLOAT, INT, INT_PAIRS, INTS, STR, STRS,
                   attr_kinds)
 from .types import ElemType, RefType, TensorType
 
@@ -542,6 +542,7 @@ class _Parser:
             INT_PAIRS: lambda: self.list_of(lambda: self.list_of(self.int_value)),
             BOOL: self.bool_value,
             STR: lambda: self.expect("string", what=f"a string for '{name}'").text,
+            STRS: lambda: self.list_of(lambda: self.expect("string", what=f"a string in '{name}'").text),
             FLOAT: self.float_value,
             CALLEE: self.symbol_name,
             DENSE: self.dense,

@@ -22,7 +22,7 @@ import numpy as np
 from .core import Block, Function, Location, Module, Operation
 from .dims import SymExpr, dim_symbols
 from .ops import (BOOL, CALLEE, CONTROL_FLOW, CORE_OPS, DENSE, DIM_LIST, DIMS, FLOAT, INT, INT_PAIRS, INTS, PURE, STR,
-                  IRTypeError, OpInfo, attr_kinds, check_arity)
+                  STRS, IRTypeError, OpInfo, attr_kinds, check_arity)
 from .types import ElemType, RefType, TensorType
 
 # Exceptions a type rule may raise on malformed operands or attributes.
@@ -103,6 +103,7 @@ _KIND_CHECKS = {
                 "a list of integer lists"),
     BOOL: (lambda v: isinstance(v, (bool, np.bool_)), "a bool"),
     STR: (lambda v: isinstance(v, str), "a string"),
+    STRS: (lambda v: _is_list(v) and all(isinstance(x, str) for x in v), "a list of strings"),
     FLOAT: (lambda v: isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool),
             "a number"),
     DENSE: (lambda v: isinstance(v, np.ndarray), "a numpy array"),

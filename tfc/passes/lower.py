@@ -161,15 +161,32 @@ class LowerCtx:
 
     def __init__(self, symbol_prefix: str = "s"):
         self.function = ir.Function("main")
+        self._open_blocks: list = []  # region blocks built through ``b`` (see ``b``)
         self.b = ir.Builder(self.function.body)
         self.constraints: list = []
         self._static: dict = {}
         self._next_symbol = 0
         self._symbol_prefix = symbol_prefix
         self._subst: dict = {}  # symbol name -> the dim it was unified with
+        self._strings: dict = {}  # IR value -> the string constant it stands for
         self.op = None  # the TF op being lowered
         self.stacks: dict = {}  # StackV2 op -> lower_stacks.StackState where the builder is
         self.stack_facts: dict = {}  # StackV2 op -> lower_stacks.StackFacts
+
+    @property
+    def b(self) -> ir.Builder:
+        """The builder emitting the op being lowered (lower_control.py points it at the region
+        a cond or loop builds; those blocks are remembered until an op owns them, so a
+        unification also retypes the values of regions not attached to the function yet)."""
+        return self._b
+
+    @b.setter
+    def b(self, builder: ir.Builder) -> None:
+        self._b = builder
+        block = builder.block
+        if block is not self.function.body and block.parent_op is None and \
+                not any(block is open_block for open_block in self._open_blocks):
+            self._open_blocks.append(block)
 
     # -- failure ------------------------------------------------------------------------
     def fail(self, reason: str):
@@ -205,6 +222,21 @@ class LowerCtx:
                              result_type=ir.TensorType(elem, array.shape))
         self._static[value] = array
         return value
+
+    def string_constant(self, array) -> ir.Value:
+        """A string constant (an object array of bytes): the compiler computes no strings,
+        but ops that format messages (tf.Assert's data) read it while compiling
+        (``string_value``). Its IR value is an empty ``u8[0]`` constant that only the
+        entries with ``takes_string_constants`` see (the driver refuses other ops with
+        string inputs)."""
+        value = self.b.value("constant", [], {"value": np.zeros(0, np.uint8)},
+                             result_type=ir.TensorType(ir.ElemType.U8, (0,)))
+        self._strings[value] = np.asarray(array, dtype=object)
+        return value
+
+    def string_value(self, value: ir.Value) -> Optional[np.ndarray]:
+        """The strings ``value`` stands for (``string_constant``), or None."""
+        return self._strings.get(value)
 
     def scalar(self, number, elem: ir.ElemType) -> ir.Value:
         return self.constant(np.array(number, dtype=elem.np_dtype))
@@ -274,6 +306,9 @@ class LowerCtx:
         for op in self.function.walk():
             for key, attr in list(op.attrs.items()):
                 op.attrs[key] = _subst_attr(attr, mapping)
+        for op in self._unattached_ops():
+            for key, attr in list(op.attrs.items()):
+                op.attrs[key] = _subst_attr(attr, mapping)
         for c in self.constraints:
             c.a = dim_substitute(c.a, mapping)
             c.b = dim_substitute(c.b, mapping)
@@ -287,6 +322,19 @@ class LowerCtx:
             yield from op.results
             for region in op.regions:
                 yield from region.args
+        for block in self._open_blocks:
+            yield from block.args
+        for op in self._unattached_ops():
+            yield from op.results
+            for region in op.regions:
+                yield from region.args
+
+    def _unattached_ops(self):
+        """The ops of region blocks being built (no op owns them yet), nested ones too."""
+        self._open_blocks = [block for block in self._open_blocks if block.parent_op is None]
+        for block in self._open_blocks:
+            for op in block.ops:
+                yield from op.walk()
 
     # -- shape helpers ----------------------------------------------------------------------
     def reshape(self, value: ir.Value, shape) -> ir.Value:
@@ -479,9 +527,17 @@ class _Lowering:
         ops = prune(self.fetches, self.targets, fed)
         self._check_placeholders(ops)
         for spec in self.feeds:
-            arg = self.ctx.function.body.add_arg(_feed_arg_type(spec, self.ctx), _tensor_hint(spec.tensor))
+            try:
+                arg_type = _feed_arg_type(spec, self.ctx)
+            except LoweringError as e:  # a fed string: what uses it is not compiled either
+                self._record_failure(spec.tensor.op, str(e))
+                continue
+            arg = self.ctx.function.body.add_arg(arg_type, _tensor_hint(spec.tensor))
             self.values[spec.tensor] = arg
         self._lower_ops(ops)
+        for t in self.fetches:
+            if t.dtype.base_dtype == dtypes.string and t.op not in self.poisoned:
+                self._record_failure(t.op, "string tensors are not supported by the compiler")
         if self.failures:
             raise UnsupportedOpsError(self.failures)
         results = [self._fetch_value(t) for t in self.fetches]
@@ -546,6 +602,10 @@ class _Lowering:
             return
         if entry.lower is None:
             self._record_failure(op, f"no lowering is registered for op type {op.type}")
+            return
+        if not getattr(entry, "takes_string_constants", False) and \
+                any(t.dtype.base_dtype == dtypes.string for t in op._inputs):
+            self._record_failure(op, "string tensors are not supported by the compiler")
             return
         try:
             inputs = self._input_values(op)

@@ -141,6 +141,10 @@ class Contexts:
                     raise ControlFlowError(op, f"Merge '{op.name}' joins a value that comes from no branch of a cond")
                 popped.append(s[:-1])
             stack = self._deepest(op, popped)
+        elif op.type == "ControlTrigger":
+            # It waits for ops in several branches (TF's f_sync: stack pushes in a cond's two
+            # branches) and sits where they meet.
+            stack = _common_prefix(stacks)
         elif op.type in EXIT:
             inner = self._deepest(op, stacks)
             if not inner or inner[-1][0] != "loop":
@@ -736,6 +740,18 @@ def isolate(op: ir.Operation) -> None:
                 replacement = mapping.get(value)
                 if replacement is not None:
                     inner.operands[i] = replacement
+
+
+def _common_prefix(stacks) -> tuple:
+    if not stacks:
+        return ()
+    prefix = stacks[0]
+    for stack in stacks[1:]:
+        length = 0
+        while length < min(len(prefix), len(stack)) and prefix[length] == stack[length]:
+            length += 1
+        prefix = prefix[:length]
+    return prefix
 
 
 def _contracted_order(node_of: dict) -> list:

@@ -109,8 +109,15 @@ def stack_pop(ctx, op, handle):
     ctx.stacks[stack] = StackState(state.contents, top)
     facts = ctx.stack_facts[stack]
     if facts.static is not None and not facts.varies:
-        return ctx.from_static(facts.static, state.contents.type.elem)
+        # Symbols unified since the push (a batch dim of two feeds) are renamed.
+        return ctx.from_static(_canonical(ctx, facts.static), state.contents.type.elem)
     return ctx.b.value("gather", [state.contents, top], {"axis": 0})
+
+
+def _canonical(ctx, array: np.ndarray) -> np.ndarray:
+    if array.dtype != object:
+        return array
+    return np.vectorize(ctx.canon, otypes=[object])(array)
 
 
 def _learn(ctx, facts: StackFacts, value) -> None:
@@ -197,7 +204,8 @@ def _handle_consumers(stack, op_type: str) -> list:
 def allocate(ctx, stack, capacity, element: tuple) -> None:
     """Give ``stack`` zero contents of ``capacity`` rows of ``element`` shape."""
     state = ctx.stacks[stack]
-    contents = zeros(ctx.b, ir.TensorType(ctx.elem(stack._attrs["elem_type"]), (capacity, *element)))
+    shape = tuple(ctx.canon(d) for d in (capacity, *element))
+    contents = zeros(ctx.b, ir.TensorType(ctx.elem(stack._attrs["elem_type"]), shape))
     ctx.stacks[stack] = StackState(contents, state.top)
 
 

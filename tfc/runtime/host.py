@@ -56,6 +56,10 @@ def plan_step(fetch_tensors, target_ops, fed_tensors) -> HostPlan:
     fed = set(fed_tensors)
     needed = prune(fetch_tensors, target_ops, fed)
     host = [op for op in needed if runs_on_host(op)]
+    if host:  # a string Const that a compiled op reads (tf.Assert's message) is compiled: its value is known
+        host_set, needed_set = set(host), set(needed)
+        host = [op for op in host if not (op.type == "Const" and any(
+            user in needed_set and user not in host_set for t in op.outputs for user in t.consumers()))]
     if not host:
         return HostPlan(native_fetches=list(fetch_tensors), native_targets=list(target_ops))
     host_set = set(host)

@@ -114,6 +114,8 @@ class _RunPlan:
         self.single_tensor = self.fetch_plan.structure == ("tensor", 0)
         self.feeders = [_Feeder(key, _feed_tensor(graph, key)) for key in feed_dict]
         self.fed = [f.tensor for f in self.feeders]
+        # [(IsVariableInitialized op, variable name)]: the session answers them (see _run_native).
+        self.initialized_checks = _initialized_checks(self.fetch_plan.tensors, self.fetch_plan.ops, self.fed)
         feed_position = {t: i for i, t in reversed(list(enumerate(self.fed)))}
         # A fetched tensor that is fed is answered from the feed, as in TF: nothing computes it.
         self.fed_fetches = [(i, feed_position[t]) for i, t in enumerate(self.fetch_plan.tensors) if t in feed_position]
@@ -121,6 +123,9 @@ class _RunPlan:
         self.computed = [self.fetch_plan.tensors[i] for i in self.computed_positions]
         tensors, ops = self.computed, self.fetch_plan.ops
         self.nothing_to_do = not tensors and not ops
+        if session._remote is not None:  # a grpc:// session: the master plans and runs the step
+            self.host, self.native_feed_positions, self.native_feeds, self.steps = None, [], [], {}
+            return
         self.host = plan_step(tensors, ops, self.fed) if not self.nothing_to_do else None
         native_inputs = self.fed + (list(self.host.early_outputs) if self.host else [])
         if self.host is not None and (self.host.native_fetches or self.host.native_targets):
@@ -167,6 +172,8 @@ class VariableStore:
 
 
 class BaseSession:
+    _remote = None  # a grpc:// session's client (tfc/distributed/client.py)
+
     def __init__(self, target: str = "", graph=None, config=None):
         if graph is None:
             graph = get_default_graph()
@@ -184,9 +191,13 @@ class BaseSession:
         self._lock = threading.RLock()
         # compiles: steps built (compiled, or loaded from the persistent step cache: step_cache_hits)
         self.stats = {"runs": 0, "compiles": 0, "cache_hits": 0, "step_cache_hits": 0}
-        if self._target and not self._target.startswith("local"):
-            raise errors.UnimplementedError(None, None, f"Session target '{self._target}': distributed sessions "
-                                                        "(grpc://) are not available in this build of tfc yet")
+        if self._target.startswith("grpc://"):
+            from tfc.distributed.client import RemoteSession
+
+            self._remote = RemoteSession(self._target, graph, config)
+        elif self._target and not self._target.startswith("local"):
+            raise errors.UnimplementedError(None, None, f"Session target '{self._target}': tfc runs sessions in "
+                                                        "process ('') or on a server ('grpc://host:port')")
         self._default_session_context = None
         self._default_graph_context = None
 
@@ -204,13 +215,28 @@ class BaseSession:
         return self._target
 
     def list_devices(self) -> list:
+        if self._remote is not None:
+            return self._remote.list_devices()
         return [_DeviceAttributes(full_device_name(""), "CPU")]
+
+    @staticmethod
+    def reset(target, containers=None, config=None) -> None:
+        """Clear the resource containers (variables) on the server at ``target`` ("grpc://...") and
+        close its sessions (TF's Session.reset). In-process sessions own their variables: nothing to
+        do for them."""
+        target = target.decode() if isinstance(target, bytes) else (target or "")
+        if target.startswith("grpc://"):
+            from tfc.distributed.client import reset
+
+            reset(target, containers, config)
 
     # -- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:
         """Release what the session holds: compiled programs (also reachable from the run plans),
         variable buffers and random states."""
         self._closed = True
+        if self._remote is not None:
+            self._remote.close()
         self._cache.clear()
         self._run_plans.clear()
         self._last_key_by_fetches.clear()
@@ -244,6 +270,8 @@ class BaseSession:
 
     def __del__(self):
         self._closed = True
+        if self._remote is not None:
+            self._remote.release()
 
     # -- run ----------------------------------------------------------------------------------
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -261,8 +289,12 @@ class BaseSession:
                 self._run_plans[(structure, keys)] = plan
         arrays = [feeder.convert(value) for feeder, value in zip(plan.feeders, feed_dict.values())] \
             if feed_dict else []
-        with self._lock:
-            values = self._execute(plan, arrays)
+        if self._remote is not None:
+            self.stats["runs"] += 1
+            values = self._remote.run(plan, arrays, options, run_metadata) if not plan.nothing_to_do else []
+        else:
+            with self._lock:
+                values = self._execute(plan, arrays)
         if plan.fed_fetches:
             values = _with_fed_fetches(plan, values, list(feed_dict.values()), arrays)
         if plan.single_tensor:
@@ -302,10 +334,14 @@ class BaseSession:
             shape_key = tuple([tuple([d == 1 for d in a.shape]) for a in used])
         else:
             used, shape_key = [], ()
+        answers = None
+        if plan.initialized_checks:  # a step per combination of answers (they are its constants)
+            answers = tuple(self._variables.is_initialized(name) for _, name in plan.initialized_checks)
+            shape_key = (shape_key, answers)
         step = plan.steps.get(shape_key)
         if step is None:
             feeds = dict(zip(plan.native_feeds, used))
-            step = self._compile_step(plan, feeds)
+            step = self._compile_step(plan, feeds, answers)
             plan.steps[shape_key] = step
         else:
             self.stats["cache_hits"] += 1
@@ -319,12 +355,16 @@ class BaseSession:
             self._variables.values[name] = args[position]
         return outputs
 
-    def _compile_step(self, plan: "_RunPlan", feeds: dict) -> CompiledStep:
+    def _compile_step(self, plan: "_RunPlan", feeds: dict, answers: Optional[tuple] = None) -> CompiledStep:
         fetches, targets = plan.host.native_fetches, plan.host.native_targets
         key = self._key(fetches, targets, plan.native_feeds, feeds)
+        initialized = None
+        if answers is not None:
+            key += (answers,)
+            initialized = {op: answer for (op, _), answer in zip(plan.initialized_checks, answers)}
         step = self._cache.get(key)
         if step is None:
-            step = self._compile(key, fetches, targets, plan.native_feeds, feeds)
+            step = self._compile(key, fetches, targets, plan.native_feeds, feeds, initialized)
             self._cache[key] = step
         return step
 
@@ -346,14 +386,17 @@ class BaseSession:
         return value
 
     # -- compilation -------------------------------------------------------------------------
-    def _compile(self, key, fetch_tensors, target_ops, fed, feeds) -> CompiledStep:
+    def _compile(self, key, fetch_tensors, target_ops, fed, feeds, initialized=None) -> CompiledStep:
+        """``initialized``: {IsVariableInitialized op: answer}, constants of this step (such a
+        step is not kept in the persistent step cache)."""
         from tfc.codegen.jit import cache_dir
         from tfc.compiler import compile_module
+        from tfc.frontend.ops.state_ops import initialized_answers
         from tfc.passes.lower import FeedSpec, lower_graph
 
         self._log_recompile(key)
         step_key = None
-        if cache_dir():
+        if cache_dir() and not initialized:
             from . import step_cache
 
             with step_cache.gc_paused():
@@ -363,7 +406,8 @@ class BaseSession:
             if step is not None:
                 return step
         specs = [FeedSpec(t, t.dtype.base_dtype, feeds[t].shape) for t in fed]
-        lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed)
+        with initialized_answers(initialized or {}):
+            lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed)
         self._check_placement(lowered.ops)
         read_refs, written_refs = _ref_accesses(lowered.function)
         result = compile_module(lowered.module, constraints=lowered.constraints)
@@ -507,6 +551,22 @@ def _with_fed_fetches(plan: "_RunPlan", computed: list, fed_values: list, arrays
     for position, feed in plan.fed_fetches:
         out[position] = plan.feeders[feed].fetched(fed_values[feed], arrays[feed])
     return out
+
+
+def _initialized_checks(fetch_tensors, target_ops, fed) -> list:
+    """[(IsVariableInitialized op the run needs, the name of its variable)]."""
+    from tfc.passes.lower import prune
+
+    if not fetch_tensors and not target_ops:
+        return []
+    checks = []
+    for op in prune(fetch_tensors, target_ops, fed):
+        if op.type == "IsVariableInitialized":
+            source = op.inputs[0].op
+            while source.type in ("Identity", "RefIdentity") and source.inputs:
+                source = source.inputs[0].op
+            checks.append((op, source.name))
+    return checks
 
 
 def _as_bytes_array(array: np.ndarray) -> np.ndarray:

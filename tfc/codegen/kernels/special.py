@@ -9,6 +9,7 @@ so one loop nest serves every rank and every symbolic shape.
 """
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir as ll
 
 from tfc import ir
@@ -91,6 +92,9 @@ def emit_check(program, index: int, op: ir.Operation) -> None:
     """Verify the operand as ops.py says for the check's kind; on failure fill the record
     (tfc/program_errors.py) and return the code. Element checks first scan without branching
     (a vectorisable any/min/max), and look for the first bad element only when one exists."""
+    if op.attrs["kind"] == "assert":
+        _emit_assert(program, index, op)
+        return
     x = op.operands[0]
     kernel, buffers = program.new_kernel(op, [x])
     unless_empty = op.attrs.get("unless_empty")
@@ -205,6 +209,32 @@ def _check_reduction_axis(kernel, op: ir.Operation, x: ir.Value) -> None:
     axis = op.attrs.get("axis", 0)
     with if_then(b, b.icmp_signed("==", kernel.dim(x.type.shape[axis]), const_i64(0)), "empty"):
         fail(kernel, checks.EMPTY_REDUCTION_AXIS, {checks.EXTRA: axis, **_shape_fields(kernel, x.type)})
+
+
+def _emit_assert(program, index: int, op: ir.Operation) -> None:
+    """When the condition is false: the record points at the check's descriptor (constant
+    data of the program) and at each value's buffer, followed by the values' run-time dims
+    (tfc/program_errors.py), and the kernel returns ASSERT."""
+    cond, values = op.operands[0], list(op.operands[1:])
+    shapes = [[d if isinstance(d, int) else None for d in v.type.shape] for v in values]
+    runtime_dims = [d for v in values for d in v.type.shape if not isinstance(d, int)]
+    if len(values) + len(runtime_dims) > checks.MAX_DIMS:
+        raise CodegenError(f"check assert: {len(values)} values with {len(runtime_dims)} run-time dims do not fit "
+                           f"the error record ({checks.MAX_DIMS} slots)")
+    descriptor = checks.assert_descriptor(op.attrs["text"], op.attrs.get("summarize", 3),
+                                          [(v.type.elem.np_dtype.str, shape) for v, shape in zip(values, shapes)])
+    data = program.data_buffer(np.frombuffer(descriptor, dtype=np.uint8))
+    kernel, buffers = program.new_kernel(op, [cond, *values], extra=(data,))
+    b = kernel.b
+    holds = kernel.scalar.load(kernel.pointer(cond), cond.type.elem)
+    with if_then(b, b.not_(holds), "failed"):
+        fields = {checks.EXTRA: b.ptrtoint(kernel.param(data), I64)}
+        for i, v in enumerate(values):
+            fields[checks.DIMS + i] = b.ptrtoint(kernel.pointer(v), I64)
+        for j, d in enumerate(runtime_dims):
+            fields[checks.DIMS + len(values) + j] = kernel.dim(d)
+        fail(kernel, checks.ASSERT, fields)
+    program.call_kernel(kernel, buffers, index, may_fail=True)
 
 
 _CHECKS = {

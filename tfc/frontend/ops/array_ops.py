@@ -705,6 +705,18 @@ class Reshape(OpType):
 
     lower = _lower_reshape
 
+    def host(op, tensor, shape):
+        """Reshape of strings (a ready op's variable names) runs on the host."""
+        from ..errors import InvalidArgumentError
+
+        tensor, dims = np.asarray(tensor), [int(d) for d in np.asarray(shape).ravel()]
+        known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+        if (-1 not in dims and known != tensor.size) or (-1 in dims and (known == 0 or tensor.size % known)):
+            wanted = f"requires a multiple of {known}" if -1 in dims else f"has {known}"
+            raise InvalidArgumentError(None, op, f"Input to reshape is a tensor with {tensor.size} values, but the "
+                                                 f"requested shape {wanted}")
+        return [tensor.reshape(dims)]
+
     def gradient(op, grad):
         """_ReshapeGrad: ``gradients/Reshape_grad/Shape`` and ``.../Reshape``."""
         return [reshape(grad, shape(op.inputs[0])), None]
@@ -1398,11 +1410,140 @@ def reverse_v2(tensor, axis, name=None):
 reverse = reverse_v2
 
 
+# -- ReverseSequence ---------------------------------------------------------------------------
+def _reverse_sequence_shape(ctx):
+    """ReverseSequence's shape fn: seq_lengths a vector as long as the batch dim."""
+    input_shape = ctx.input(0)
+    seq_lens = ic.with_rank(ctx.input(1), 1)
+    seq_dim, batch_dim = ctx.attr("seq_dim"), ctx.attr("batch_dim")
+    if input_shape is None:
+        return [None]
+    rank = len(input_shape)
+    if batch_dim >= rank:
+        raise ShapeError(f"batch_dim must be < input rank: {batch_dim} vs. {rank}")
+    if seq_dim >= rank:
+        raise ShapeError(f"seq_dim must be < input rank: {seq_dim} vs. {rank}")
+    out = list(input_shape)
+    out[batch_dim] = ic.merge_dim(input_shape[batch_dim], seq_lens[0])
+    return [out]
+
+
+def _assert_in_program(ctx, holds, text, values=()):
+    """A ``check`` of kind ``assert`` with TF's message ``text`` pieces around ``values``."""
+    ctx.b.op("check", [holds, *values], {"kind": "assert", "text": list(text)})
+
+
+def _check_seq_lens(ctx, lengths, seq_len, seq_dim: int) -> None:
+    """TF's kernel checks: seq_lens(d) in [0, input.dims(seq_dim)], for the first d that is
+    not ("seq_lens(1) < 0", "seq_lens(0) > input.dims(1)")."""
+    i64 = ir.ElemType.I64
+    count = lengths.type.shape[0]
+    static = ctx.static(lengths)
+    if static is not None and static.dtype != object and isinstance(seq_len, int):
+        values = np.asarray(static).reshape(-1)
+        for d, value in enumerate(values.tolist()):
+            checks = ((value < 0, f"seq_lens({d}) < 0"), (value > seq_len, f"seq_lens({d}) > input.dims({seq_dim})"))
+            for bad, text in checks:
+                if bad:
+                    _assert_in_program(ctx, ctx.constant(np.array(False)), [text])
+                    return
+        return
+    positions = ctx.b.value("iota", [], {"dim": 0}, result_type=ir.TensorType(i64, (count,)))
+    none = ic.dim_scalar(ctx, count, i64)
+
+    def first(bad):  # the first position where ``bad`` holds, else the count
+        return ctx.reduce(ctx.elementwise("select", bad, positions, none), "min", [0])
+
+    negative = first(ctx.elementwise("compare", lengths, ctx.scalar(0, i64), attrs={"dir": "lt"}))
+    too_long = first(ctx.elementwise("compare", lengths, ic.dim_scalar(ctx, seq_len, i64), attrs={"dir": "gt"}))
+    _assert_in_program(ctx, ctx.elementwise("compare", too_long, negative, attrs={"dir": "le"}),
+                       ["seq_lens(", ") < 0"], [negative])
+    _assert_in_program(ctx, ctx.elementwise("compare", negative, too_long, attrs={"dir": "le"}),
+                       ["seq_lens(", f") > input.dims({seq_dim})"], [too_long])
+
+
+def _lower_reverse_sequence(ctx, op, x, seq_lengths):
+    """out[b, t] = x[b, seq_lengths[b] - 1 - t] for t < seq_lengths[b], else x[b, t]: the
+    batch and sequence dims transposed to the front and merged, one row gather, and back."""
+    seq_dim, batch_dim = op._attrs["seq_dim"], op._attrs["batch_dim"]
+    rank = x.type.rank
+    if seq_dim < 0 or batch_dim < 0:
+        ctx.fail(f"ReverseSequence with a negative dim (seq_dim {seq_dim}, batch_dim {batch_dim})")
+    if seq_dim == batch_dim:
+        _assert_in_program(ctx, ctx.constant(np.array(False)), [f"batch_dim == seq_dim == {seq_dim}"])
+        return x
+    batch = ctx.unify(x.type.shape[batch_dim], seq_lengths.type.shape[0],
+                      (tuple(x.type.shape), tuple(seq_lengths.type.shape)))
+    seq_len = ctx.canon(x.type.shape[seq_dim])
+    i64 = ir.ElemType.I64
+    lengths = ctx.convert(seq_lengths, i64)
+    _check_seq_lens(ctx, lengths, seq_len, seq_dim)
+    perm = [batch_dim, seq_dim] + [d for d in range(rank) if d not in (batch_dim, seq_dim)]
+    moved = ctx.transpose(x, perm)
+    moved_shape = tuple(moved.type.shape)
+    rows = ctx.reshape(moved, (dim_mul(batch, seq_len), dims_product(moved_shape[2:])))
+    grid = ir.TensorType(i64, (batch, seq_len))
+    b = ctx.b.value("iota", [], {"dim": 0}, result_type=grid)
+    t = ctx.b.value("iota", [], {"dim": 1}, result_type=grid)
+    length = ctx.broadcast_in_dim(lengths, (batch, seq_len), [0])
+    inside = ctx.elementwise("compare", t, length, attrs={"dir": "lt"})
+    reversed_t = ctx.elementwise("sub", ctx.elementwise("sub", length, ctx.scalar(1, i64)), t)
+    source_t = ctx.elementwise("select", inside, reversed_t, t)
+    source = ctx.elementwise("add", ctx.elementwise("mul", b, ic.dim_scalar(ctx, seq_len, i64)), source_t)
+    source = ctx.reshape(source, (dim_mul(batch, seq_len),))
+    picked = ctx.b.value("gather", [rows, source], {"axis": 0})
+    out = ctx.reshape(picked, moved_shape)
+    return ctx.transpose(out, [perm.index(d) for d in range(rank)])
+
+
+@register
+class ReverseSequence(OpType):
+    inputs = ["input: T", "seq_lengths: Tlen"]
+    outputs = ["output: T"]
+    attrs = {"seq_dim": Attr("int"), "batch_dim": Attr("int", 0), "T": Attr("type"),
+             "Tlen": Attr("type", dtypes.int64, allowed=INDEX_TYPES)}
+
+    def infer(op):
+        return ic.run_shape_fn(op, _reverse_sequence_shape)
+
+    lower = _lower_reverse_sequence
+
+    def gradient(op, grad):
+        """array_grad's _ReverseSequenceGrad: the gradient reversed the same way."""
+        return [reverse_sequence(grad, batch_axis=op._attrs["batch_dim"], seq_axis=op._attrs["seq_dim"],
+                                 seq_lengths=op.inputs[1]), None]
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None,  # noqa: A002
+                     seq_dim=None, batch_dim=None):
+    """tf.reverse_sequence (v1): a ReverseSequence op reversing the first ``seq_lengths[b]``
+    entries along ``seq_axis`` of each slice ``b`` along ``batch_axis``."""
+    from .math_ops import deprecated_argument_lookup
+
+    seq_axis = deprecated_argument_lookup("seq_axis", seq_axis, "seq_dim", seq_dim)
+    batch_axis = deprecated_argument_lookup("batch_axis", batch_axis, "batch_dim", batch_dim)
+    if seq_axis is None:
+        raise TypeError("Expected int for argument 'seq_dim' not None.")
+    attrs = {"seq_dim": seq_axis, "batch_dim": 0 if batch_axis is None else batch_axis}
+    if not isinstance(seq_lengths, Tensor) and not hasattr(seq_lengths, "_as_graph_element"):
+        # TF's _apply_op_helper takes a value's own dtype when it is allowed (a list of
+        # Python ints is int32), and the attr's default (int64) only otherwise.
+        from ..tensor_util import make_tensor_proto
+
+        try:
+            own = dtypes.as_dtype(make_tensor_proto(seq_lengths).dtype)
+        except (TypeError, ValueError):
+            own = None
+        if own in INDEX_TYPES:
+            attrs["Tlen"] = own
+    return apply_op("ReverseSequence", [input, seq_lengths], attrs, name).outputs[0]
+
+
 TF_EXPORTS = [
     "newaxis", "placeholder", "placeholder_with_default", "identity", "identity_n", "stop_gradient",
     "shape", "shape_n", "size", "rank", "reshape", "expand_dims", "squeeze", "transpose",
     "fill", "zeros", "ones", "zeros_like", "ones_like", "broadcast_to", "tile", "pad", "reverse",
-    "reverse_v2", "invert_permutation",
+    "reverse_v2", "invert_permutation", "reverse_sequence",
 ]
 
 

@@ -204,6 +204,15 @@ def _concat_grad_helper(op, grad, start_value_index: int, end_value_index: int, 
         return [grad, None] if end_value_index <= dim_index else [None, grad]
     concat_dim = op.inputs[dim_index]
     input_values = op.inputs[start_value_index:end_value_index]
+    if concat_dim.op.type == "Const":
+        # TF 1.15: a constant axis made in another control flow context (a loop body's, for
+        # the gradient loop) is made again here.
+        from ..control_flow import get_output_context
+        from ..tensor_util import constant_value
+        from .constant_op import constant
+
+        if get_output_context(concat_dim.op) is not get_output_context(grad.op):
+            concat_dim = constant(constant_value(concat_dim), dtype=concat_dim.dtype)
     non_neg_concat_dim = concat_dim % rank(input_values[0])
     sizes = _extract_input_shapes(input_values)
     out_grads = []
@@ -438,6 +447,27 @@ class ConcatV2(OpType):
         return ic.run_shape_fn(op, _concat_shape)
 
     lower = _lower_concat
+
+    def host(op, *values_and_axis):
+        """ConcatV2 of strings (a ready op's variable names) runs on the host."""
+        from ..errors import InvalidArgumentError
+
+        values, axis = [np.asarray(v) for v in values_and_axis[:-1]], int(np.asarray(values_and_axis[-1]))
+        rank = values[0].ndim
+        if not -rank <= axis < max(rank, 1):
+            raise InvalidArgumentError(None, op, f"ConcatOp : Expected concatenating dimensions in the range "
+                                                 f"[{-rank}, {rank}), but got {axis}")
+        axis %= max(rank, 1)
+
+        def others(shape):
+            return shape[:axis] + shape[axis + 1:]
+
+        for i, v in enumerate(values[1:], 1):
+            if v.ndim != rank or others(v.shape) != others(values[0].shape):
+                shape0, shape_i = (",".join(map(str, s)) for s in (values[0].shape, v.shape))
+                raise InvalidArgumentError(None, op, f"ConcatOp : Dimensions of inputs should match: shape[0] = "
+                                                     f"[{shape0}] vs. shape[{i}] = [{shape_i}]")
+        return [np.concatenate(values, axis=axis)]
 
     def gradient(op, grad):
         return _concat_grad_helper(op, grad, start_value_index=0, end_value_index=-1, dim_index=-1)

@@ -16,7 +16,11 @@ class Const(OpType):
         return [TensorShape([d.size for d in op._attrs["value"].tensor_shape.dim])]
 
     def lower(ctx, op):
-        return [ctx.constant(const_op_value(op))]
+        """A constant; strings (tf.Assert's messages) are compile-time values only."""
+        value = const_op_value(op)
+        if value.dtype == object:
+            return [ctx.string_constant(value)]
+        return [ctx.constant(value)]
 
     def host(op):
         """String constants (tags, file names) live on the host."""

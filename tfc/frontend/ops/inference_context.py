@@ -232,42 +232,11 @@ def format_element(value) -> str:
 
 
 def summarize_value(value: np.ndarray, max_entries: int = MAX_SUMMARIZED_VALUES) -> str:
-    """Tensor::SummarizeValue(max_entries) of TF 1.15: ``4``, ``1 2 3``, ``[1 1][2 2]``."""
-    array = np.asarray(value)
-    flat = array.ravel()
-    limit = min(max_entries, flat.size)
-    if array.ndim <= 1:
-        text = " ".join(format_element(v) for v in flat[:limit])
-        return text + ("..." if flat.size > limit else "")
-    pieces: list = []
-    counter = [0]
-    _print_one_dim(0, array.shape, limit, flat, counter, pieces)
-    return "".join(pieces) + ("..." if flat.size > limit else "")
+    """Tensor::SummarizeValue(max_entries) of TF 1.15: ``4``, ``1 2 3``, ``[1 1][2 2]``
+    (tfc/program_errors.py's, which tf.Assert's messages use too)."""
+    from tfc.program_errors import summarize_value as summarize
 
-
-def _print_one_dim(dim_index, shape, limit, flat, counter, out) -> None:
-    """PrintOneDim of tensor.cc: nested brackets, innermost values space separated."""
-    if counter[0] >= limit:
-        return
-    count = shape[dim_index]
-    if dim_index == len(shape) - 1:
-        for i in range(count):
-            if counter[0] >= limit:
-                if dim_index != 0 and i < count:
-                    out.append("...")
-                return
-            if i > 0:
-                out.append(" ")
-            out.append(format_element(flat[counter[0]]))
-            counter[0] += 1
-        return
-    for _ in range(count):
-        opened = counter[0] < limit
-        if opened:
-            out.append("[")
-        _print_one_dim(dim_index + 1, shape, limit, flat, counter, out)
-        if counter[0] < limit or opened:
-            out.append("]")
+    return summarize(np.asarray(value), max_entries)
 
 
 # -- the context ----------------------------------------------------------------------------

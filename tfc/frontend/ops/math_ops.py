@@ -209,7 +209,8 @@ def _lower_is_finite(ctx, op, x):
 
 
 def _lower_logical_not(ctx, op, x):
-    return ctx.b.value("not", [x])
+    folded = ic.fold(ctx, np.logical_not, [x], x.type.elem)  # a known mask stays known (a ready op's Where)
+    return folded if folded is not None else ctx.b.value("not", [x])
 
 
 def _check_divisor(ctx, kind: str, x, y):

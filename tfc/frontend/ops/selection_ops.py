@@ -324,6 +324,23 @@ class GatherV2(OpType):
         return ic.run_shape_fn(op, _gather_shape)
 
     lower = _lower_gather
+
+    def host(op, params, indices, axis):
+        """GatherV2 of strings (a ready op's variable names) runs on the host."""
+        from ..errors import InvalidArgumentError
+
+        params, indices, axis = np.asarray(params), np.asarray(indices), int(np.asarray(axis))
+        if not -params.ndim <= axis < max(params.ndim, 1):
+            raise InvalidArgumentError(None, op, f"Expected axis in the range [{-params.ndim}, {params.ndim}), but "
+                                                 f"got {axis}")
+        axis %= max(params.ndim, 1)
+        limit = params.shape[axis]
+        bad = np.flatnonzero((indices < 0) | (indices >= limit))
+        if bad.size:
+            index = np.unravel_index(bad[0], indices.shape)
+            where = ",".join(str(int(i)) for i in index)
+            raise InvalidArgumentError(None, op, f"indices[{where}] = {int(indices[index])} is not in [0, {limit})")
+        return [np.take(params, indices, axis=axis)]
     gradient = _gather_v2_grad
 
 

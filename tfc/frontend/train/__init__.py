@@ -1,4 +1,6 @@
-"""tf.train: optimizers, their training ops, the global step and learning-rate schedules.
+"""tf.train: optimizers, their training ops, the global step and learning-rate schedules,
+and the training-session utilities (coordinator.py, session_run_hook.py,
+basic_session_run_hooks.py, session_manager.py, monitored_session.py, supervisor.py).
 
 ``EXPORTS`` is what this package adds to the ``tf.train`` namespace (tfc/_api.py merges
 it with the saver's names). Importing the package registers the training op types
@@ -15,6 +17,38 @@ from .optimizers import (AdagradOptimizer, AdamOptimizer, GradientDescentOptimiz
                          RMSPropOptimizer)
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
                             global_step)
+from . import basic_session_run_hooks, coordinator, monitored_session, session_manager, session_run_hook, supervisor
+
+# The training-session utilities: coordinator, hooks, MonitoredSession, SessionManager, Supervisor.
+_SESSION_EXPORTS = {
+    "Coordinator": coordinator.Coordinator,
+    "LooperThread": coordinator.LooperThread,
+    "SessionRunHook": session_run_hook.SessionRunHook,
+    "SessionRunArgs": session_run_hook.SessionRunArgs,
+    "SessionRunContext": session_run_hook.SessionRunContext,
+    "SessionRunValues": session_run_hook.SessionRunValues,
+    "SecondOrStepTimer": basic_session_run_hooks.SecondOrStepTimer,
+    "LoggingTensorHook": basic_session_run_hooks.LoggingTensorHook,
+    "StopAtStepHook": basic_session_run_hooks.StopAtStepHook,
+    "CheckpointSaverListener": basic_session_run_hooks.CheckpointSaverListener,
+    "CheckpointSaverHook": basic_session_run_hooks.CheckpointSaverHook,
+    "StepCounterHook": basic_session_run_hooks.StepCounterHook,
+    "NanLossDuringTrainingError": basic_session_run_hooks.NanLossDuringTrainingError,
+    "NanTensorHook": basic_session_run_hooks.NanTensorHook,
+    "SummarySaverHook": basic_session_run_hooks.SummarySaverHook,
+    "GlobalStepWaiterHook": basic_session_run_hooks.GlobalStepWaiterHook,
+    "FinalOpsHook": basic_session_run_hooks.FinalOpsHook,
+    "FeedFnHook": basic_session_run_hooks.FeedFnHook,
+    "Scaffold": monitored_session.Scaffold,
+    "SessionCreator": monitored_session.SessionCreator,
+    "ChiefSessionCreator": monitored_session.ChiefSessionCreator,
+    "WorkerSessionCreator": monitored_session.WorkerSessionCreator,
+    "MonitoredSession": monitored_session.MonitoredSession,
+    "SingularMonitoredSession": monitored_session.SingularMonitoredSession,
+    "MonitoredTrainingSession": monitored_session.MonitoredTrainingSession,
+    "SessionManager": session_manager.SessionManager,
+    "Supervisor": supervisor.Supervisor,
+}
 
 EXPORTS = {
     "Optimizer": Optimizer,
@@ -34,6 +68,7 @@ EXPORTS = {
     "polynomial_decay": polynomial_decay,
     "piecewise_constant": piecewise_constant,
     "piecewise_constant_decay": piecewise_constant,
+    **_SESSION_EXPORTS,
 }
 
 __all__ = list(EXPORTS) + ["learning_rate_decay", "training_ops", "training_util", "EXPORTS"]
