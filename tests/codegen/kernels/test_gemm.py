@@ -3,8 +3,8 @@
 Shapes cross every blocking edge: K over several KC blocks (and a short last one), N
 over two NC blocks, K so deep that fewer than NC columns are packed at once, M, N and K
 that are not multiples of MR, NR or the vector width, transposed operands (any strides),
-a leading dimension wider than N, and the empty cases. Each runs with the pool at 1 and
-2 threads, which must agree bit for bit.
+a leading dimension wider than N, the addend X (a bias row, a matrix, C itself) and the
+empty cases. Each runs with the pool at 1 and 2 threads, which must agree bit for bit.
 """
 from __future__ import annotations
 
@@ -25,13 +25,15 @@ PTR = ctypes.c_void_p
 def routine(dtype):
     code = parallel.jit_runtime()
     name = "tfc_gemm_f32" if dtype == np.float32 else "tfc_gemm_f64"
-    prototype = ctypes.CFUNCTYPE(None, INT, INT, INT, PTR, INT, INT, PTR, INT, INT, PTR, INT)
+    prototype = ctypes.CFUNCTYPE(None, INT, INT, INT, PTR, INT, INT, PTR, INT, INT, PTR, INT, PTR, INT)
     return prototype(code.engine.get_function_address(name))
 
 
-def run_gemm(a, b, transpose_a=False, transpose_b=False, extra_columns=0, threads=1):
-    """C = A @ B through the routine; A and B are passed as views of transposed copies
-    when asked (so their strides, not their layout, say which way they run)."""
+def run_gemm(a, b, transpose_a=False, transpose_b=False, extra_columns=0, threads=1, addend=None):
+    """C = A @ B (+ addend: "bias" a row, "matrix" an M x N array, "in place" C's own
+    values) through the routine; A and B are passed as views of transposed copies when
+    asked (so their strides, not their layout, say which way they run). Returns C and
+    the X added (None without)."""
     M, K = a.shape
     N = b.shape[1]
     a_store = np.ascontiguousarray(a.T) if transpose_a else np.ascontiguousarray(a)
@@ -40,15 +42,26 @@ def run_gemm(a, b, transpose_a=False, transpose_b=False, extra_columns=0, thread
     sbk, sbn = (1, K) if transpose_b else (N, 1)
     ldc = N + extra_columns
     c = np.full((M, ldc), 7.0, a.dtype)
+    x, x_address, ldx = None, None, 0
+    if addend == "bias":
+        x = np.linspace(-1, 1, N).astype(a.dtype)
+        x_address = x.ctypes.data
+    elif addend == "matrix":
+        x = np.linspace(-2, 2, M * N).astype(a.dtype).reshape(M, N)
+        x_address, ldx = x.ctypes.data, N
+    elif addend == "in place":
+        c[:, :N] = np.linspace(3, -3, M * N).astype(a.dtype).reshape(M, N)
+        x = c[:, :N].copy()
+        x_address, ldx = c.ctypes.data, ldc
     previous = parallel.set_pool_size(threads)
     try:
         routine(a.dtype.type)(M, N, K, a_store.ctypes.data, sam, sak, b_store.ctypes.data, sbk, sbn,
-                              c.ctypes.data, ldc)
+                              c.ctypes.data, ldc, x_address, ldx)
     finally:
         parallel.set_pool_size(previous)
     if extra_columns:
         assert (c[:, N:] == 7.0).all(), "the routine wrote past N in a row of C"
-    return c[:, :N]
+    return (c[:, :N], x) if addend else c[:, :N]
 
 
 def check(M, N, K, dtype, **layout):
@@ -107,3 +120,20 @@ def test_empty_output_touches_nothing():
        dtype=st.sampled_from([np.float32, np.float64]), transpose_a=st.booleans(), transpose_b=st.booleans())
 def test_random_shapes(M, N, K, dtype, transpose_a, transpose_b):
     check(M, N, K, dtype, transpose_a=transpose_a, transpose_b=transpose_b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("addend", ["bias", "matrix", "in place"])
+@pytest.mark.parametrize("M, N, K", [(64, 512, 256), (13, 37, 2 * 256 + 19), (30, 2048 + 70, 20), (7, 9, 0)])
+def test_the_addend_is_added_once_to_every_element(M, N, K, addend, dtype):
+    # A dot's "+ bias" / "+ accumulator" epilogue: added where the first K block is stored
+    # (several K blocks, partial tiles, two NC blocks, and K = 0 where C is just X).
+    rng = np.random.default_rng(M + N + K)
+    a = rng.uniform(-1, 1, (M, K)).astype(dtype)
+    b = rng.uniform(-1, 1, (K, N)).astype(dtype)
+    single, x = run_gemm(a, b, threads=1, addend=addend, extra_columns=3)
+    threaded, _ = run_gemm(a, b, threads=2, addend=addend, extra_columns=3)
+    np.testing.assert_array_equal(threaded, single)
+    expected = a.astype(np.float64) @ b.astype(np.float64) + x.astype(np.float64)
+    tolerance = 1e-5 * max(K, 1) if dtype == np.float32 else 1e-13 * max(K, 1)
+    np.testing.assert_allclose(single, expected, rtol=tolerance, atol=tolerance)

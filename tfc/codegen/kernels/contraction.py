@@ -144,7 +144,9 @@ class _Dot:
             self.batch_loops(batch + [i], lnext, rnext, onext)
 
     def gemm(self, batch, lbase, rbase, obatch) -> None:
-        """One batch entry through the packed GEMM routine, then the epilogue row by row."""
+        """One batch entry through the packed GEMM routine, then the epilogue row by row; an
+        epilogue that adds a bias row or a tensor of the output's shape is the routine's
+        addend instead (added by each task as it stores its tiles)."""
         from .gemm import gemm_function
 
         k, b = self.k, self.k.b
@@ -154,12 +156,39 @@ class _Dot:
         K = self.lshape[self.lc[0]]
         routine = gemm_function(k.module, self.elem)
         c = k.element_pointer(self.out, b.mul(obatch, b.mul(self.M, self.N)))
+        addend = self.addend(obatch)
+        x, ldx = addend if addend is not None else (ll.Constant(c.type, None), zero)
         b.call(routine, [self.M, self.N, K, k.element_pointer(self.lhs, lbase), sam, self.lstride[self.lc[0]],
-                         k.element_pointer(self.rhs, rbase), self.rstride[self.rc[0]], sbn, c, self.N])
-        if self.epilogue is not None:
+                         k.element_pointer(self.rhs, rbase), self.rstride[self.rc[0]], sbn, c, self.N, x, ldx])
+        if self.epilogue is not None and addend is None:
             with counted_loop(b, 0, self.M, "m") as m:
                 orow = b.mul(b.add(b.mul(obatch, self.M), m), self.N)
                 self.apply_epilogue(batch, m, orow)
+
+    def addend(self, obatch):
+        """(pointer, row stride) of X when the epilogue is ``dot + X`` with X a bias (a
+        vector along the output's last dim, broadcast) or a tensor of the output's own
+        shape, read from memory; else None."""
+        if self.epilogue is None or len(self.rfree) != 1 or len(self.lfree) > 1:
+            return None
+        elemental, root = self.epilogue
+        producer = root.defining_op
+        if producer is None or producer.name != "add" or root.type != self.core.result.type:
+            return None
+        a, b_ = producer.operands
+        other = b_ if a is self.core.result else a if b_ is self.core.result else None
+        if other is None or other is self.core.result:
+            return None
+        k = self.k
+        if other in elemental.leaves and other.type == root.type:
+            return k.element_pointer(k.pointer(elemental.leaves[other]), k.b.mul(obatch, k.b.mul(self.M, self.N))), \
+                self.N
+        bias_op = other.defining_op
+        if bias_op is not None and bias_op.name == "broadcast" and bias_op.attrs["dims"] == [root.type.rank - 1]:
+            vector = bias_op.operands[0]
+            if vector in elemental.leaves and vector.type.rank == 1:
+                return k.pointer(elemental.leaves[vector]), const_i64(0)
+        return None
 
     def rows(self, batch, lbase, rbase, obatch) -> None:
         k, b = self.k, self.k.b
@@ -353,7 +382,8 @@ class _Im2colConv(_Conv):
             self.unroll_patches(patches, n, depth)
             image_out = k.element_pointer(self.out, b.mul(b.mul(n, rows), O))
             b.call(gemm_function(k.module, self.elem), [rows, O, depth, patches, depth, const_i64(1), self.w, O,
-                                                        const_i64(1), image_out, O])
+                                                        const_i64(1), image_out, O,
+                                                        ll.Constant(image_out.type, None), const_i64(0)])
             if self.epilogue is not None:
                 self.apply_epilogue(n, rows)
         b.call(free, [raw])

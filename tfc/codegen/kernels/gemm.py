@@ -1,8 +1,10 @@
 """A packed, register-blocked GEMM (BLIS-style) for f32 and f64, emitted as LLVM IR.
 
-``C[m, n] = sum_k A[m, k] * B[k, n]`` with A and B given by strides (so transposed
-operands cost nothing: packing reads them in any order) and C row-major with a leading
-dimension. Loop structure (Goto/BLIS):
+``C[m, n] = sum_k A[m, k] * B[k, n] + X[m, n]`` with A and B given by strides (so
+transposed operands cost nothing: packing reads them in any order), C row-major with a
+leading dimension, and an optional addend X (null: none; rows ``ldx`` apart, 0 for a bias
+row) added where each task stores its first K block, on the core that computed the tile
+(a dot's ``+ bias`` or ``+ accumulator`` epilogue). Loop structure (Goto/BLIS):
 
     for jc in N step NC:                    B block of KC x NC packed into NR-wide panels
       for pc in K step KC:
@@ -75,10 +77,14 @@ def gemm_function(module: ll.Module, elem: ir.ElemType) -> ll.Function:
     existing = module.globals.get(name)
     if existing is not None:
         return existing
-    t = F32 if elem is ir.ElemType.F32 else F64
+    return ll.Function(module, _gemm_type(F32 if elem is ir.ElemType.F32 else F64), name)
+
+
+def _gemm_type(t) -> ll.FunctionType:
+    """(M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, X, ldx): C = A·B + X, X (rows ldx apart,
+    columns contiguous; ldx 0 repeats one row: a bias) or no X when null."""
     ptr = t.as_pointer()
-    return ll.Function(module, ll.FunctionType(ll.VoidType(), [I64, I64, I64, ptr, I64, I64, ptr, I64, I64, ptr,
-                                                               I64]), name)
+    return ll.FunctionType(ll.VoidType(), [I64, I64, I64, ptr, I64, I64, ptr, I64, I64, ptr, I64, ptr, I64])
 
 
 def emit_gemm(module: ll.Module, elem: ir.ElemType, vector_bits: int) -> ll.Function:
@@ -92,13 +98,11 @@ class _GemmEmitter:
         self.size = elem.nbytes
         self.bk = blocking
         self.vec = ll.VectorType(self.t, blocking.vector_width)
-        ptr = self.t.as_pointer()
-        fn_type = ll.FunctionType(ll.VoidType(), [I64, I64, I64, ptr, I64, I64, ptr, I64, I64, ptr, I64])
-        self.fn = ll.Function(module, fn_type, name=name)
-        for index in (3, 6, 9):
+        self.fn = ll.Function(module, _gemm_type(self.t), name=name)
+        for index in (3, 6):
             self.fn.args[index].add_attribute("noalias")
-        self.M, self.N, self.K, self.A, self.sam, self.sak, self.B, self.sbk, self.sbn, self.C, self.ldc = \
-            self.fn.args
+        (self.M, self.N, self.K, self.A, self.sam, self.sak, self.B, self.sbk, self.sbn, self.C, self.ldc, self.X,
+         self.ldx) = self.fn.args
         self.b = ll.IRBuilder(self.fn.append_basic_block("entry"))
         self.module = module
         self.fma = intrinsic(module, f"llvm.fma.v{blocking.vector_width}{'f32' if self.t == F32 else 'f64'}",
@@ -169,7 +173,8 @@ class _GemmEmitter:
             n_chunks = b.sdiv(b.add(nc, b.sub(chunk, const_i64(1))), chunk)
             self.store_fields(compute_ctx, [self.M, self.K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b,
                                             jc, nc, padded, n_chunks, chunk, row_panels, row_groups, packed_a,
-                                            shared_a, self.B, self.sbk, self.sbn, b.zext(b_in_task, I64)])
+                                            shared_a, self.B, self.sbk, self.sbn, b.zext(b_in_task, I64), self.X,
+                                            self.ldx])
             self.run_tasks(self.compute_task, compute_ctx, b.mul(row_groups, n_chunks), parallel)
         self.free(packed_b)
         self.free(packed_a)
@@ -286,11 +291,11 @@ class _GemmEmitter:
         chunk's tiles."""
         bk, ptr, outer = self.bk, self.t.as_pointer(), self.b
         self.compute_ctx_type = ll.LiteralStructType([I64, I64, ptr, I64, I64, ptr, I64, ptr] + [I64] * 7
-                                                     + [ptr, I64, ptr, I64, I64, I64])
+                                                     + [ptr, I64, ptr, I64, I64, I64, ptr, I64])
         fn, fields = self.task_function("compute", self.compute_ctx_type)
         b = self.b
         (M, K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b, jc, nc, padded, n_chunks, width, row_panels,
-         row_groups, shared_a, is_shared, self.B, self.sbk, self.sbn, b_in_task) = fields
+         row_groups, shared_a, is_shared, self.B, self.sbk, self.sbn, b_in_task, self.X, self.ldx) = fields
         shared = b.icmp_signed("!=", is_shared, const_i64(0))
         packs_b = b.icmp_signed("!=", b_in_task, const_i64(0))
         index = fn.args[1]
@@ -324,13 +329,26 @@ class _GemmEmitter:
         self.A, self.sam, self.sak, self.C, self.ldc = (self.fn.args[3], self.fn.args[4], self.fn.args[5],
                                                         self.fn.args[9], self.fn.args[10])
         self.B, self.sbk, self.sbn = self.fn.args[6], self.fn.args[7], self.fn.args[8]
+        self.X, self.ldx = self.fn.args[11], self.fn.args[12]
         return fn
 
     def zero_c(self) -> None:
+        """K = 0: C = X, or zeros."""
         b = self.b
         with counted_loop(b, 0, self.M, "zm") as m:
             with counted_loop(b, 0, self.N, "zn") as n:
-                b.store(ll.Constant(self.t, 0.0), self.at(self.C, b.add(b.mul(m, self.ldc), n)))
+                value = self.addend(ll.Constant(self.t, 0.0), m, n)
+                b.store(value, self.at(self.C, b.add(b.mul(m, self.ldc), n)))
+
+    def has_addend(self):
+        return self.b.icmp_unsigned("!=", self.b.ptrtoint(self.X, I64), const_i64(0))
+
+    def addend(self, value, row, column):
+        """``value`` + X[row, column] when there is an X (scalars)."""
+        b = self.b
+        safe = b.select(self.has_addend(), self.X, self.C)  # never dereference null
+        extra = b.load(self.at(safe, b.add(b.mul(row, self.ldx), column)))
+        return b.select(self.has_addend(), b.fadd(value, extra), value)
 
     # -- packing ------------------------------------------------------------------------
     def pack_b_panel(self, packed, panel, pc, jc, kc, nc) -> None:
@@ -451,7 +469,9 @@ class _GemmEmitter:
                 rows = self.imin(const_i64(bk.mr), b.sub(mc, row0))
                 acc = self.micro_kernel(a_panel, b_panel, kc)
                 c_tile = self.at(self.C, b.add(b.mul(b.add(ic, row0), self.ldc), b.add(jc, col0)))
-                self.store_tile(acc, c_tile, tile, rows, cols, first)
+                x_base = b.select(self.has_addend(), self.X, self.C)  # never offset from null
+                x_tile = self.at(x_base, b.add(b.mul(b.add(ic, row0), self.ldx), b.add(jc, col0)))
+                self.store_tile(acc, c_tile, tile, rows, cols, first, x_tile)
 
     def micro_kernel(self, a_panel, b_panel, kc) -> list:
         """MR x NV accumulator vectors after kc rank-1 updates (phis carry them)."""
@@ -494,19 +514,24 @@ class _GemmEmitter:
         b.position_at_end(done)
         return acc
 
-    def store_tile(self, acc, c_tile, tile, rows, cols, first) -> None:
-        """C tile = acc (first K block) or C tile + acc; partial tiles via ``tile``."""
+    def store_tile(self, acc, c_tile, tile, rows, cols, first, x_tile) -> None:
+        """C tile = acc (+ the X tile when there is an X) on the first K block, else C tile +
+        acc; partial tiles via ``tile``."""
         b, bk = self.b, self.bk
         vec_ptr = self.vec.as_pointer()
         full = b.and_(b.icmp_signed("==", rows, const_i64(bk.mr)), b.icmp_signed("==", cols, const_i64(bk.nr)))
+        with_x = b.and_(first, self.has_addend())
         with b.if_else(full) as (then, otherwise):
             with then:
                 for i in range(bk.mr):
                     row = self.at(c_tile, b.mul(const_i64(i), self.ldc))
+                    x_row = self.at(x_tile, b.mul(const_i64(i), self.ldx))
                     for v in range(bk.nr_vectors):
                         pointer = b.bitcast(self.at(row, const_i64(v * bk.vector_width)), vec_ptr)
-                        old = b.load(pointer, align=self.size)
-                        value = b.select(first, acc[i][v], b.fadd(old, acc[i][v]))
+                        x_pointer = b.bitcast(self.at(x_row, const_i64(v * bk.vector_width)), vec_ptr)
+                        base = b.select(with_x, x_pointer, pointer)  # X on the first block, else C
+                        old = b.load(base, align=self.size)
+                        value = b.select(b.and_(first, b.not_(with_x)), acc[i][v], b.fadd(old, acc[i][v]))
                         b.store(value, pointer, align=self.size)
             with otherwise:
                 for i in range(bk.mr):
@@ -518,8 +543,9 @@ class _GemmEmitter:
                     with counted_loop(b, 0, cols, "tj") as j:
                         source = b.load(self.at(tile, b.add(b.mul(i, const_i64(bk.nr)), j)))
                         target = self.at(c_tile, b.add(b.mul(i, self.ldc), j))
-                        old = b.load(target)
-                        b.store(b.select(first, source, b.fadd(old, source)), target)
+                        x_element = self.at(x_tile, b.add(b.mul(i, self.ldx), j))
+                        old = b.load(b.select(with_x, x_element, target))
+                        b.store(b.select(b.and_(first, b.not_(with_x)), source, b.fadd(old, source)), target)
 
 
 def _transpose_in_registers(b: ll.IRBuilder, rows: list) -> list:
