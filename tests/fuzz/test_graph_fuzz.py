@@ -167,3 +167,20 @@ def test_second_run_reuses_the_compiled_program_at_other_sizes():
 def test_compare(expected, got, perturbed, ok):
     assert (compare(expected, got, perturbed) is None) == ok
 
+
+
+def test_a_symmetric_pad_of_a_mean_compiles_each_concatenated_piece_apart():
+    """Seeds 71054 and 72009: a SYMMETRIC pad (a concatenation of reversed slices along the
+    last dim) of ``x + mean(x, 0)`` with symbolic dims. The loop kernel writing the pieces
+    one by one reused the mean's divisor computed inside the first piece's loop in the
+    next one ("Instruction does not dominate all uses")."""
+    nodes = (Node("placeholder", (), {"dtype": "float32", "shape": (2, 1), "static": (False, False), "seed": 611905}),
+             Node("reduce", (0,), {"fn": "mean", "axis": 0, "keepdims": False}),
+             Node("binary", (0, 1), {"fn": "add"}),
+             Node("pad", (2,), {"pads": ((1, 0), (0, 1)), "mode": "SYMMETRIC"}))
+    program = Program(nodes, (3,))
+    assert program.valid()
+    outcome = fuzz.run_program(program)
+    assert outcome.ok, outcome
+    assert outcome.got[0].shape == (3, 2)
+    np.testing.assert_allclose(outcome.got[0], outcome.expected[0])

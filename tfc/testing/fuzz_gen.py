@@ -546,7 +546,7 @@ def _differentiable_paths(g: Gen, y: int) -> list:
             continue
         seen.add(i)
         node, t = g.nodes[i], g.types[i]
-        if t.dtype != FLOAT or node.kind in ("arg", "gradient", "loop") or node.params.get("fn") in NOT_DIFFERENTIABLE \
+        if t.dtype != FLOAT or node.kind in ("arg", "gradient") or node.params.get("fn") in NOT_DIFFERENTIABLE \
                 or (node.kind == "cond" and {node.params["fn_true"], node.params["fn_false"]} & NOT_DIFFERENTIABLE):
             continue
         if node.kind == "reduce" and node.params["fn"] == "prod" and not g.types[node.inputs[0]].fully_static:

@@ -87,12 +87,14 @@ def _concatenate_pieces(kernel, elemental, concat, out, shape, row) -> None:
     offset = None
     for operand in concat.operands:
         piece = kernel.shape(operand.type)
+        # Each piece's loop nest computes its own values (one piece's do not dominate the next).
+        own = Elemental(kernel, elemental.leaves, dict(elemental.overrides))
 
-        def store(multi, operand=operand, start=offset):
+        def store(multi, operand=operand, start=offset, own=own):
             at = list(multi)
             if start is not None:
                 at[dim] = b.add(multi[dim], start)
-            value = elemental.gen(operand, Index(kernel, piece, multi=multi))
+            value = own.gen(operand, Index(kernel, piece, multi=multi))
             kernel.scalar.store(value, kernel.element_pointer(out, Index(kernel, shape, multi=at).linear()),
                                 concat.result.type.elem)
 
