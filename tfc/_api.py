@@ -21,14 +21,17 @@ _OP_MODULES = [
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
 # modules; a module that does not exist yet is skipped.
 _NAMESPACES = {
-    "train": [("tfc.frontend.train", "EXPORTS"), ("tfc.frontend.saver", "EXPORTS"),
+    "train": [("tfc.frontend.train", "EXPORTS"), ("tfc.frontend.train.more_optimizers", "EXPORTS"),
+              ("tfc.frontend.train.moving_averages", "EXPORTS"), ("tfc.frontend.saver", "EXPORTS"),
               ("tfc.frontend.graph_io", "TRAIN_EXPORTS"), ("tfc.frontend.summary", "TRAIN_EXPORTS"),
               ("tfc.distributed", "TRAIN_EXPORTS")],
     "summary": [("tfc.frontend.summary", "EXPORTS")],
     "layers": [("tfc.frontend.layers", "EXPORTS")],
     "losses": [("tfc.frontend.losses", "EXPORTS")],
+    "metrics": [("tfc.frontend.metrics", "EXPORTS")],
     "data": [("tfc.frontend.data", "EXPORTS")],
     "app": [("tfc.frontend.app", "EXPORTS")],
+    "flags": [("tfc.frontend.flags", "EXPORTS")],
     "debugging": [("tfc.frontend.check_ops", "DEBUGGING_EXPORTS")],
     "logging": [("tfc.frontend.tf_logging", "EXPORTS")],
 }

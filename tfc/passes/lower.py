@@ -141,6 +141,10 @@ def prune(fetch_tensors, target_ops, fed_tensors) -> list:
         state[op] = 1
         stack.append((op, True))
         for c in reversed(op._control_inputs):
+            # A control dependency on an op whose outputs are all fed is met by the feed
+            # (TF replaces the fed node), as for a data input.
+            if c.outputs and all(t in fed for t in c.outputs):
+                continue
             if not state.get(c):
                 stack.append((c, False))
         for t in reversed(op._inputs):

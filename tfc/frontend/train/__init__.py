@@ -10,8 +10,8 @@ ApplyCenteredRMSProp).
 from __future__ import annotations
 
 from . import learning_rate_decay, slot_creator, training_ops, training_util
-from .learning_rate_decay import (exponential_decay, inverse_time_decay, natural_exp_decay, piecewise_constant,
-                                  polynomial_decay)
+from .learning_rate_decay import (cosine_decay, cosine_decay_restarts, exponential_decay, inverse_time_decay,
+                                  linear_cosine_decay, natural_exp_decay, piecewise_constant, polynomial_decay)
 from .optimizer import Optimizer
 from .optimizers import (AdagradOptimizer, AdamOptimizer, GradientDescentOptimizer, MomentumOptimizer,
                          RMSPropOptimizer)
@@ -68,6 +68,9 @@ EXPORTS = {
     "polynomial_decay": polynomial_decay,
     "piecewise_constant": piecewise_constant,
     "piecewise_constant_decay": piecewise_constant,
+    "cosine_decay": cosine_decay,
+    "cosine_decay_restarts": cosine_decay_restarts,
+    "linear_cosine_decay": linear_cosine_decay,
     **_SESSION_EXPORTS,
 }
 

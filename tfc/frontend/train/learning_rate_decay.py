@@ -114,3 +114,86 @@ def piecewise_constant(x, boundaries, values, name=None):
 
 
 piecewise_constant_decay = piecewise_constant
+
+
+def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
+    """learning_rate * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)."""
+    import math
+
+    from ..ops.constant_op import constant
+
+    with name_scope(name or "CosineDecay"):
+        initial_learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
+        dtype = initial_learning_rate.dtype
+        decay_steps = math_ops.cast(decay_steps, dtype)
+        global_step_recomp = math_ops.cast(global_step, dtype)
+        global_step_recomp = math_ops.minimum(global_step_recomp, decay_steps)
+        completed_fraction = global_step_recomp / decay_steps
+        cosine_decayed = 0.5 * (1.0 + math_ops.cos(constant(math.pi) * completed_fraction))
+        decayed = (1 - alpha) * cosine_decayed + alpha
+        return math_ops.multiply(initial_learning_rate, decayed)
+
+
+def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0,
+                          name=None):
+    """SGDR (Loshchilov & Hutter): cosine decay restarting after first_decay_steps, each
+    period t_mul times longer and its peak m_mul times lower (TF's tf.cond between the
+    geometric and the constant period length included)."""
+    import math
+
+    from ..control_flow import cond
+    from ..ops.constant_op import constant
+
+    with name_scope(name or "SGDRDecay") as scope:
+        initial_learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
+        dtype = initial_learning_rate.dtype
+        first_decay_steps = math_ops.cast(first_decay_steps, dtype)
+        alpha = math_ops.cast(alpha, dtype)
+        t_mul = math_ops.cast(t_mul, dtype)
+        m_mul = math_ops.cast(m_mul, dtype)
+        global_step_recomp = math_ops.cast(global_step, dtype)
+        completed_fraction = global_step_recomp / first_decay_steps
+
+        def compute_step(completed_fraction, geometric=False):
+            if geometric:
+                i_restart = math_ops.floor(
+                    math_ops.log(1.0 - completed_fraction * (1.0 - t_mul)) / math_ops.log(t_mul))
+                sum_r = (1.0 - t_mul ** i_restart) / (1.0 - t_mul)
+                completed_fraction = (completed_fraction - sum_r) / t_mul ** i_restart
+            else:
+                i_restart = math_ops.floor(completed_fraction)
+                completed_fraction -= i_restart
+            return i_restart, completed_fraction
+
+        i_restart, completed_fraction = cond(
+            math_ops.equal(t_mul, 1.0), lambda: compute_step(completed_fraction, geometric=False),
+            lambda: compute_step(completed_fraction, geometric=True))
+        m_fac = m_mul ** i_restart
+        cosine_decayed = 0.5 * m_fac * (1.0 + math_ops.cos(constant(math.pi) * completed_fraction))
+        decayed = (1 - alpha) * cosine_decayed + alpha
+        return math_ops.multiply(initial_learning_rate, decayed, name=scope)
+
+
+def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5, alpha=0.0, beta=0.001,
+                        name=None):
+    """learning_rate * ((alpha + (decay_steps - step) / decay_steps) *
+    0.5 * (1 + cos(pi * 2 * num_periods * step / decay_steps)) + beta), step <= decay_steps."""
+    import math
+
+    from ..ops.constant_op import constant
+
+    with name_scope(name or "LinearCosineDecay") as scope:
+        initial_learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
+        dtype = initial_learning_rate.dtype
+        decay_steps = math_ops.cast(decay_steps, dtype)
+        num_periods = math_ops.cast(num_periods, dtype)
+        alpha = math_ops.cast(alpha, dtype)
+        beta = math_ops.cast(beta, dtype)
+        global_step_recomp = math_ops.cast(global_step, dtype)
+        global_step_recomp = math_ops.minimum(global_step_recomp, decay_steps)
+        linear_decayed = (decay_steps - global_step_recomp) / decay_steps
+        completed_fraction = global_step_recomp / decay_steps
+        fraction = 2.0 * num_periods * completed_fraction
+        cosine_decayed = 0.5 * (1.0 + math_ops.cos(constant(math.pi) * fraction))
+        linear_cosine_decayed = (alpha + linear_decayed) * cosine_decayed + beta
+        return math_ops.multiply(initial_learning_rate, linear_cosine_decayed, name=scope)
