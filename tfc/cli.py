@@ -202,13 +202,24 @@ def aot(args) -> int:
     from tfc.codegen.aot import AOTError
     from tfc.passes.lower import prune
 
-    graph = _load_graph(args.input, "aot")
-    fetches = _resolve_fetches(graph, args.fetch, "aot")
+    saved_model = None
+    if os.path.isdir(args.input):
+        saved_model = _load_saved_model(args)
+        graph, session, signature_feeds, signature_fetches = saved_model
+        fetches = _resolve_fetches(graph, args.fetch, "aot") if args.fetch else signature_fetches
+    else:
+        if not args.fetch:
+            raise SystemExit(f"tfc aot: {args.input}: give the tensors to compute with --fetch (a SavedModel "
+                             "directory names them in its signature)")
+        graph = _load_graph(args.input, "aot")
+        fetches = _resolve_fetches(graph, args.fetch, "aot")
     feeds = []
     for text in args.feed or []:
         tensor, _, shape = _parse_feed(text, graph, "aot")
         tensor.set_shape([None if d == -1 else d for d in shape])
         feeds.append(tensor)
+    if saved_model is not None:
+        feeds += [t for t in signature_feeds if t not in feeds]
     tensors = [f for f in fetches if hasattr(f, "value_index")]
     ops = [f for f in fetches if not hasattr(f, "value_index")]
     needed = prune(tensors, ops, feeds)
@@ -218,10 +229,9 @@ def aot(args) -> int:
                 raise SystemExit(f"tfc aot: placeholder {op.name} has unknown rank; give it with --feed "
                                  f"{op.name}:f32[?,...]")
             feeds.append(op.outputs[0])
-    session = None
     variables = [op for op in needed if op.type in ("VariableV2", "Variable", "VarHandleOp")]
-    if variables:
-        session = _variables_session(graph, variables, args)
+    if saved_model is None:
+        session = _variables_session(graph, variables, args) if variables else None
     try:
         compiled = tfc.compile(fetches[0] if len(fetches) == 1 else fetches, feeds=feeds, graph=graph,
                                session=session, freeze_variables=True, native=False)
@@ -241,9 +251,48 @@ def aot(args) -> int:
     for name, info in manifest["files"].items():
         out.write(f"  {name:<24} {info['bytes']:>10} bytes\n")
     out.write(f"  exports: {', '.join(manifest['exports'])}\n")
-    if session is not None and not args.checkpoint:
+    if session is not None and not args.checkpoint and saved_model is None:
         out.write("  note: variables were frozen at their initial values (give --checkpoint to use trained ones)\n")
     return 0
+
+
+def _load_saved_model(args):
+    """(graph, session, input tensors, output tensors) of a SavedModel directory: the
+    MetaGraphDef of --tag-set loaded with its variables, the tensors of --signature-def's
+    inputs and outputs (in the order of their keys)."""
+    from tfc import _api
+    from tfc.frontend.graph import Graph
+    from tfc.frontend.saved_model import loader
+    from tfc.runtime.session import Session
+
+    if args.checkpoint:
+        raise SystemExit(f"tfc aot: {args.input} is a SavedModel, which holds its variables; --checkpoint is for a "
+                         "GraphDef (.pb)")
+    if not loader.maybe_saved_model_directory(args.input):
+        raise SystemExit(f"tfc aot: {args.input}: a directory without saved_model.pb or saved_model.pbtxt (not a "
+                         "SavedModel)")
+    _api.build()  # registers every op type the MetaGraphDef may use
+    tags = [t.strip() for t in args.tag_set.split(",") if t.strip()]
+    graph = Graph()
+    session = Session(graph=graph)
+    try:
+        try:
+            meta_graph_def = loader.SavedModelLoader(args.input).load(session, tags)
+        except RuntimeError as e:
+            raise SystemExit(f"tfc aot: {args.input}: {_one_line(e)}") from None
+        for op in graph.get_operations():
+            op._user_frames = ()  # made by the SavedModel's author, not at a line of this command
+        signatures = meta_graph_def.signature_def
+        if args.signature_def not in signatures:
+            raise SystemExit(f"tfc aot: {args.input}: no SignatureDef '{args.signature_def}' in the MetaGraphDef "
+                             f"tagged {','.join(tags)}; it has: {', '.join(sorted(signatures)) or 'none'}")
+        signature = signatures[args.signature_def]
+        inputs = [graph.get_tensor_by_name(signature.inputs[key].name) for key in sorted(signature.inputs)]
+        outputs = [graph.get_tensor_by_name(signature.outputs[key].name) for key in sorted(signature.outputs)]
+    except BaseException:
+        session.close()
+        raise
+    return graph, session, inputs, outputs
 
 
 def _variables_session(graph, variables, args):
@@ -311,8 +360,10 @@ def main(argv=None) -> int:
     dump.add_argument("--dump-to", help="write NNNN.<pass>.tfcir files and index.txt to this folder")
 
     aot_parser = commands.add_parser("aot", help="compile a graph into a shared library + header + weights folder")
-    aot_parser.add_argument("input", help="a Python file that builds a graph, or a GraphDef (.pb)")
-    aot_parser.add_argument("--fetch", action="append", required=True, help="tensor to compute (repeatable)")
+    aot_parser.add_argument("input", help="a Python file that builds a graph, a GraphDef (.pb) or a SavedModel "
+                                           "directory")
+    aot_parser.add_argument("--fetch", action="append", help="tensor to compute (repeatable; a SavedModel's "
+                                                             "default: its signature's outputs)")
     aot_parser.add_argument("--feed", action="append", help="NAME:f32[?,3] — an input and its type (in order)")
     aot_parser.add_argument("-o", "--output", required=True, help="the artifact folder to write")
     aot_parser.add_argument("--name", default="model", help="artifact name: lib<name>.so, <name>.h (default model)")
@@ -321,6 +372,11 @@ def main(argv=None) -> int:
     aot_parser.add_argument("--target-features", help="LLVM features, e.g. +avx2,+fma (default: the CPU's)")
     aot_parser.add_argument("--checkpoint", help="restore variables from this checkpoint prefix (default: "
                                                  "their initial values)")
+    aot_parser.add_argument("--tag-set", default="serve", help="a SavedModel's MetaGraphDef: its tags, comma-"
+                                                               "separated (default serve)")
+    aot_parser.add_argument("--signature-def", default="serving_default",
+                            help="a SavedModel's signature: its inputs are the inputs (in key order), its outputs "
+                                 "the outputs (default serving_default)")
 
     commands.add_parser("demo", help="build, compile and run a small model, with timings")
     bench = commands.add_parser("bench", help="run the benchmarks against numpy and installed peers")

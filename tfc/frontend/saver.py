@@ -1149,6 +1149,12 @@ def _collection_to_proto(key: str, item, export_scope):
     if key == GraphKeys.SAVERS and isinstance(item, Saver):
         proto = item.to_proto(export_scope=export_scope)
         return ("bytes_list", proto.SerializeToString()) if proto is not None else (None, None)
+    if key in (GraphKeys.COND_CONTEXT, GraphKeys.WHILE_CONTEXT) and not isinstance(item, (Tensor, Operation, bytes)):
+        # TF writes CondContextDef/WhileContextDef protos here; tfc does not model them, and a
+        # context's name is no graph element: the collection is left out (TF imports without it).
+        return None, None
+    if type(item).__name__ == "Any" and hasattr(item, "type_url"):  # google.protobuf.Any (SavedModel assets)
+        return "any_list", item
     if isinstance(item, (str, bytes)):
         return "bytes_list", item.encode() if isinstance(item, str) else item
     if isinstance(item, (bool, np.bool_)):

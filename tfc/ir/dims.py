@@ -216,6 +216,10 @@ def dim_floordiv(a: Dim, b: Dim) -> Dim:
 
 
 def dim_ceildiv(a: Dim, b: Dim) -> Dim:
+    if not (isinstance(a, int) and isinstance(b, int)) and b != 0:
+        exact = _divide_exactly(_as_terms(a), _as_terms(b))  # ceil(5*s0 / 5) is s0
+        if exact is not None:
+            return _norm(exact)
     return dim_floordiv(dim_add(a, dim_sub(b, 1)), b)
 
 

@@ -39,6 +39,7 @@ from tfc.protos.node_def_pb2 import NodeDef
 from tfc.protos.op_def_pb2 import OpDef, OpList
 from tfc.protos.resource_handle_pb2 import ResourceHandleProto
 from tfc.protos.checkpoint_state_pb2 import CheckpointState
+from tfc.protos.saved_model_pb2 import SavedModel
 from tfc.protos.saver_pb2 import SaverDef
 from tfc.protos.variable_pb2 import SaveSliceInfoDef, VariableDef
 from tfc.protos.summary_pb2 import HistogramProto, Summary, SummaryMetadata
@@ -70,6 +71,7 @@ __all__ = [
     "NodeDef",
     "OpDef", "OpList",
     "ResourceHandleProto",
+    "SavedModel",
     "SaverDef",
     "HistogramProto", "Summary", "SummaryMetadata",
     "BundleEntryProto", "BundleHeaderProto",
