@@ -217,12 +217,28 @@ def _replace_ref_with_constant(function: ir.Function, arg: ir.Value, value: np.n
     constant = ir.Operation("constant", [], [arg.type.tensor], {"value": np.array(value, copy=True)},
                             loc=ir.Location(name=name) if name else None)
     body.insert(0, constant)
-    for op in list(body.ops):
-        if op.name == "read" and op.operands[0] is arg:
-            body.replace_all_uses(op.result, constant.result)
-            body.remove(op)
-        elif op.name in ("assign", "rng") and op.operands and op.operands[0] is arg:
-            raise ValueError(f"cannot freeze variable {arg.name_hint}: the program assigns it")
+    _replace_reads(arg, constant.result, arg.name_hint)
     body.args.remove(arg)
     for i, a in enumerate(body.args):
         a.index = i
+
+
+def _replace_reads(ref: ir.Value, value: ir.Value, name) -> None:
+    """Every read of ``ref`` becomes ``value``; an ``if``/``while`` passing ``ref`` into its
+    regions gets ``value`` instead, and its region arguments become tensors whose reads
+    are replaced the same way."""
+    for user, index in list(ref.uses):
+        if user.name == "read":
+            user.result.replace_all_uses_with(value)
+            user.parent.remove(user)
+        elif user.name in ("assign", "rng") and index == 0:
+            raise ValueError(f"cannot freeze variable {name}: the program assigns it")
+        elif user.name in ("if", "while"):
+            user.operands[index] = value
+            position = index - 1 if user.name == "if" else index
+            for region in user.regions:
+                inner = region.args[position]
+                inner.type = value.type
+                _replace_reads(inner, inner, name)
+        else:
+            raise ValueError(f"cannot freeze variable {name}: '{user.name}' uses it")

@@ -149,6 +149,30 @@ def test_saving_needs_frozen_variables(tmp_path):
                 exe.save(str(tmp_path / "a"))
 
 
+def test_variables_read_inside_a_cond_and_a_loop_freeze_into_the_artifact(tmp_path_factory):
+    # The reads sit in the regions of the ``if`` and the ``while`` (the ref is passed in).
+    def make():
+        x = tf.placeholder(tf.float32, [3], name="x")
+        p = tf.placeholder(tf.bool, [], name="p")
+        s = tf.Variable(2.0, name="s")
+        t = tf.Variable(0.5, name="t")
+        branch = tf.cond(p, lambda: x * s, lambda: x - t)
+        _, looped = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * s + t), [tf.constant(0), x])
+        return [branch, looped], [x, p]
+
+    built = build(tmp_path_factory, "frozen_cond", make)
+    loaded = tfc.load(built.directory)
+    value = np.array([1.0, -2.0, 0.5], np.float32)
+    looped = value
+    for _ in range(3):
+        looped = looped * 2.0 + 0.5
+    for taken, branch in ((True, value * 2.0), (False, value - 0.5)):
+        got = loaded(value, taken)
+        np.testing.assert_allclose(got[0], branch)
+        np.testing.assert_allclose(got[1], looped)
+        np.testing.assert_allclose(built.exe(value, taken)[0], branch)
+
+
 def test_no_linker_is_a_clear_error_and_leaves_the_object(tmp_path, monkeypatch, mlp):
     import tfc.codegen.aot as aot
 
