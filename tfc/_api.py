@@ -16,7 +16,7 @@ _OP_MODULES = [
     "tfc.frontend.tensor_array", "tfc.frontend.map_fn", "tfc.frontend.rnn", "tfc.frontend.dynamic_rnn",
     "tfc.frontend.clip_ops", "tfc.frontend.embedding_ops", "tfc.frontend.stack_ops", "tfc.frontend.check_ops",
     "tfc.frontend.tf_logging", "tfc.frontend.ops.scatter_ops", "tfc.frontend.ops.topk_ops", "tfc.frontend.ops.matrix_ops",
-    "tfc.frontend.ops.sharded_save_ops",
+    "tfc.frontend.ops.sharded_save_ops", "tfc.frontend.ops.einsum_ops",
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
@@ -35,7 +35,7 @@ _NAMESPACES = {
     "flags": [("tfc.frontend.flags", "EXPORTS")],
     "debugging": [("tfc.frontend.check_ops", "DEBUGGING_EXPORTS"), ("tfc.frontend.ops.topk_ops", "DEBUGGING_EXPORTS")],
     "logging": [("tfc.frontend.tf_logging", "EXPORTS")],
-    "linalg": [("tfc.frontend.ops.matrix_ops", "LINALG_EXPORTS")],
+    "linalg": [("tfc.frontend.ops.matrix_ops", "LINALG_EXPORTS"), ("tfc.frontend.ops.einsum_ops", "LINALG_EXPORTS")],
     "graph_util": [("tfc.frontend.graph_util", "EXPORTS")],
     "saved_model": [("tfc.frontend.saved_model", "EXPORTS")],
 }

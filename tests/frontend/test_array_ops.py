@@ -278,6 +278,34 @@ def test_zeros_small_is_a_single_const(graph):
     assert tf.zeros([2], name="zz").name == "zz:0"
 
 
+def test_zero_element_shapes_ignore_the_value_like_tf(graph):
+    # TF 1.15's make_tensor_proto: a python value with a zero-element shape becomes
+    # np.empty(shape, dtype) (float32 when no dtype is given), the value unchecked.
+    c = tf.constant(0, shape=[2, 0])
+    assert c.dtype == tf.float32 and shape_of(c) == [2, 0]
+    assert constant_value(c).shape == (2, 0)
+    assert tf.constant(1.5, shape=[0], dtype=tf.int32).dtype == tf.int32
+    proto = tf.constant("a", shape=[0], dtype=tf.string).op.get_attr("value")
+    assert list(proto.string_val) == [b"a"] and [d.size for d in proto.tensor_shape.dim] == [0]
+    z, o = tf.zeros([2, 0]), tf.ones([0, 3], tf.int32)
+    assert op_types(graph)[-2:] == ["Const", "Const"]
+    assert constant_value(z).shape == (2, 0) and z.dtype == tf.float32
+    assert constant_value(o).shape == (0, 3) and o.dtype == tf.int32
+    with pytest.raises(ValueError, match="Too many elements provided. Needed at most 0, but received 1"):
+        tf.constant(np.array(0), shape=[2, 0])
+
+
+def test_zero_element_zeros_run():
+    import tfc.compat.v1 as tf1
+
+    with tf1.Graph().as_default():
+        z, o = tf1.zeros([2, 0]), tf1.ones([0, 3], tf1.int32)
+        with tf1.Session() as sess:
+            zv, ov = sess.run([z, o])
+    assert zv.shape == (2, 0) and zv.dtype == np.float32
+    assert ov.shape == (0, 3) and ov.dtype == np.int32
+
+
 def test_zeros_large_or_dynamic_uses_fill(graph):
     big = tf.ones([1000, 2])
     assert op_names(graph) == ["ones/shape_as_tensor", "ones/Const", "ones"]

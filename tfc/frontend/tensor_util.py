@@ -110,7 +110,17 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape: bool = False
     from tfc.protos import TensorProto
 
     dtype = None if dtype is None else dtypes.as_dtype(dtype).base_dtype
-    array = to_numpy(values, dtype)
+    empty_shape = (shape is not None and not isinstance(values, (np.ndarray, np.generic))
+                   and values is not None and int(np.prod([int(d) for d in shape], dtype=np.int64)) == 0)
+    if empty_shape:
+        # TF: a python value with a zero-element shape is not looked at (no compatibility
+        # check): ``np.empty(shape, dtype)``, float32 when no dtype is given.
+        if dtype is None:
+            array = np.empty([int(d) for d in shape], dtype=np.float32)
+        else:
+            array = np.empty([int(d) for d in shape], dtype=_numpy_type(dtype))
+    else:
+        array = to_numpy(values, dtype)
     tf_dtype = dtype or dtypes.as_dtype(array.dtype if array.dtype != object else "string")
     if shape is None:
         shape = list(array.shape)
@@ -142,6 +152,8 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape: bool = False
     if name == "float16":
         values_field.extend(int(v) for v in flat.astype(np.float16).view(np.uint16))
     elif name == "string":
+        if empty_shape:  # TF flattens the python value's strings even then (string_val: "a")
+            flat = [v for v in _flatten(values)]
         values_field.extend(v if isinstance(v, bytes) else str(v).encode() for v in flat)
     elif name in ("complex64", "complex128"):
         for v in flat:

@@ -178,10 +178,12 @@ def _lower_einsum(ctx, op, *xs):
     out_labels: list = []
     for t in output_tokens:
         out_labels.extend(range(n_ellipsis, 0, -1) if t == _ELLIPSIS else [t])
-    for ls in labels + [out_labels]:
-        if len(set(ls)) != len(ls):
-            ctx.fail(f"einsum equation '{equation}' repeats a label within one subscript (a trace or diagonal), "
-                     "which the compiler does not support")
+    if any(len(set(ls)) != len(ls) for ls in labels + [out_labels]):
+        # A label repeated within one subscript: a trace / diagonal, or the "un-trace"
+        # (``i->ii``) of its gradient.
+        from .einsum_ops import lower_einsum_with_diagonals
+
+        return lower_einsum_with_diagonals(ctx, equation, xs)
     shapes = tuple(tuple(x.type.shape) for x in xs)
     # Label sizes: named labels must agree; ellipsis dims broadcast (size 1 stretches).
     size: dict = {}
