@@ -109,7 +109,8 @@ def test_isolate_session_state_keeps_variables_private(server, graph):
 
 
 def test_ops_on_other_tasks_and_devices():
-    s = tf.train.Server({"worker": ["localhost:0"], "ps": ["localhost:1"]}, job_name="worker", task_index=0)
+    ps_port = free_port()
+    s = tf.train.Server({"worker": ["localhost:0"], "ps": [f"localhost:{ps_port}"]}, job_name="worker", task_index=0)
     try:
         with tf.Graph().as_default():
             with tf.device("/job:ps/task:0"):
@@ -123,15 +124,16 @@ def test_ops_on_other_tasks_and_devices():
             here = tf.constant(4.0, name="here")
             with tf.Session(s.target) as sess:
                 assert sess.run(here) == 4.0
-                with pytest.raises(errors.UnimplementedError) as caught:
-                    sess.run(near)
-                assert caught.value.op.name == "far"
-                assert caught.value.message.startswith("Operation 'far' (Const) is placed on /job:ps/task:0, another "
-                                                       "task of the cluster: this tfc master runs a step only on its "
-                                                       "own task (/job:worker/replica:0/task:0) for now")
+                started = time.monotonic()
+                with pytest.raises(errors.UnavailableError) as caught:
+                    sess.run(near)  # far is on the ps, which is not up
+                assert time.monotonic() - started < 10
+                assert caught.value.message.startswith(f"/job:ps/replica:0/task:0 at localhost:{ps_port} is "
+                                                       "unavailable: GetStatus failed")
                 with pytest.raises(errors.InvalidArgumentError, match=r"Cannot assign a device for operation lost: "
                                                                       r"\{\{node lost\}\} was explicitly assigned to "
                                                                       r"/job:nowhere but available devices are \[ "
+                                                                      r"/job:ps/replica:0/task:0/device:CPU:0, "
                                                                       r"/job:worker/replica:0/task:0/device:CPU:0 \]"):
                     sess.run(lost)
                 with pytest.raises(errors.InvalidArgumentError, match="Cannot assign a device for operation gpu"):

@@ -200,8 +200,8 @@ def test_a_failed_step_aborts_its_receivers(server):
     reshape = graph_def.node.add(name="r", op="Reshape", input=["_recv_x", "shape"], device=device)
     reshape.attr["T"].type = 1
     reshape.attr["Tshape"].type = 3
-    key = send_node(graph_def, "_send_r", "r", "r:0", 1, device, 5, "/job:other/replica:0/task:0/device:CPU:0",
-                    False)
+    key = send_node(graph_def, "_send_r", "r", "r:0", 1, device, incarnation_of(server),
+                    "/job:other/replica:0/task:0/device:CPU:0", False)
     handle = register(server, graph_def)
     response = run_graph(server, handle, 31, [(x_key, np.ones(3, np.float32))], [], in_body=True)
     assert response.status_code == errors.INVALID_ARGUMENT
@@ -272,3 +272,19 @@ def test_rendezvous_keys():
     assert make_key("a", -1, "b", "e").split(";")[1] == "ffffffffffffffff"
     with pytest.raises(errors.InvalidArgumentError, match="Invalid rendezvous key: a;b"):
         parse_key("a;b")
+
+
+def test_recv_tensor_refuses_a_key_for_another_incarnation(server):
+    """TF's worker: a key naming this task's device with another incarnation was made for an
+    earlier process of the task (it restarted since the master learnt its incarnation)."""
+    stale = make_key(device_of(server), incarnation_of(server) + 2, "/job:other/replica:0/task:0/device:CPU:0",
+                     "edge_1_x")
+    with pytest.raises(errors.AbortedError) as caught:
+        recv_tensor(server, 61, stale)
+    own = incarnation_of(server) & 0xFFFFFFFFFFFFFFFF
+    assert caught.value.message == (f"RecvTensor expects a different device incarnation: {own + 2} vs. {own}. Your "
+                                    "worker job (\"/job:local/replica:0/task:0\") was probably restarted. Check your "
+                                    "worker job for the reason why it was restarted.")
+    other = make_key("/job:other/replica:0/task:0/device:CPU:0", 5, device_of(server), "edge_2_x")
+    with pytest.raises(errors.DeadlineExceededError):  # another task's key: waited for, as before
+        recv_tensor(server, 61, other, timeout=0.3)

@@ -32,9 +32,74 @@ from . import wire
 logger = logging.getLogger("tfc")
 
 CHANNEL_OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+# Between the tasks of a cluster: a task that went away is dialed again within a second or two
+# (gRPC's default reconnection backoff grows to two minutes), and a new channel to it has its
+# own connection (gRPC shares them between channels by default, backoff included).
+PEER_CHANNEL_OPTIONS = CHANNEL_OPTIONS + [("grpc.initial_reconnect_backoff_ms", 250),
+                                          ("grpc.min_reconnect_backoff_ms", 250),
+                                          ("grpc.max_reconnect_backoff_ms", 2000),
+                                          ("grpc.use_local_subchannel_pool", 1)]
 CONTROL_TIMEOUT_S = 60.0  # CreateSession, ExtendSession, ListDevices without operation_timeout_in_ms
 CLOSE_TIMEOUT_S = 10.0  # CloseSession without operation_timeout_in_ms: closing must not hang
 RELEASE_TIMEOUT_S = 2.0  # CloseSession from a dropped Session's __del__
+
+
+CALL_THREADS = 256  # calls in flight at once through Channel.submit (a RunGraph waits for its step)
+
+
+class _CallPool:
+    """Threads making blocking calls for Channel.submit: started as needed (up to ``limit``),
+    kept for the next calls, daemons (a call to a task that never answers must not hold up
+    the interpreter's exit, as a ThreadPoolExecutor's threads would)."""
+
+    def __init__(self, limit: int):
+        import queue
+
+        self._limit = limit
+        self._queue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+
+    def submit(self, fn, *args, **kwargs):
+        from concurrent.futures import Future
+
+        future = Future()
+        with self._lock:
+            if self._idle:  # a waiting thread takes it: it is spoken for
+                self._idle -= 1
+                spawn = False
+            else:  # every thread is busy (a RunGraph may wait for this very call): one more
+                spawn = self._threads < self._limit
+                self._threads += spawn
+        self._queue.put((future, fn, args, kwargs))
+        if spawn:
+            threading.Thread(target=self._work, name="tfc-rpc", daemon=True).start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            future, fn, args, kwargs = self._queue.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = fn(*args, **kwargs)
+                except BaseException as e:  # noqa: BLE001 - handed to the future
+                    future.set_exception(e)
+                else:
+                    future.set_result(result)
+            with self._lock:
+                self._idle += 1
+
+
+_POOL: list = []
+_POOL_LOCK = threading.Lock()
+
+
+def _call_pool() -> _CallPool:
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(_CallPool(CALL_THREADS))
+        return _POOL[0]
 
 
 def _request_id() -> int:
@@ -49,26 +114,41 @@ def _serialize(message) -> bytes:
 class Channel:
     """A gRPC channel to one task, calling TensorFlow's services by their wire paths."""
 
-    def __init__(self, address: str):
+    def __init__(self, address: str, options=None):
         import grpc
 
         self.address = address
         self._grpc = grpc
-        self._channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+        self._channel = grpc.insecure_channel(address, options=options or CHANNEL_OPTIONS)
         self._calls: dict = {}
 
-    def call(self, service: str, method: str, request, response_class, timeout=None):
-        """``/tensorflow.<service>/<method>`` with ``timeout`` seconds (None: no deadline);
-        a failure is the tf.errors class of its status, naming the address."""
+    def _stub(self, service: str, method: str, response_class):
         path = f"/tensorflow.{service}/{method}"
         stub = self._calls.get(path)
         if stub is None:
             stub = self._calls[path] = self._channel.unary_unary(
                 path, request_serializer=_serialize, response_deserializer=response_class.FromString)
+        return stub
+
+    def call(self, service: str, method: str, request, response_class, timeout=None):
+        """``/tensorflow.<service>/<method>`` with ``timeout`` seconds (None: no deadline);
+        a failure is the tf.errors class of its status, naming the address."""
+        stub = self._stub(service, method, response_class)
         try:
             return stub(request, timeout=timeout)
         except self._grpc.RpcError as e:
             raise rpc_error(e, self.address, method, timeout) from None
+
+    def future(self, service: str, method: str, request, response_class, timeout=None):
+        """The same call, started: a grpc future (``result()`` raises grpc.RpcError; see
+        ``rpc_error``), which ``cancel()`` cancels."""
+        return self._stub(service, method, response_class).future(request, timeout=timeout)
+
+    def submit(self, service: str, method: str, request, response_class, timeout=None):
+        """The same call, made by a thread of a shared pool: a concurrent.futures.Future
+        (``result()`` raises grpc.RpcError). Cheaper than a grpc future (which starts a
+        thread to poll its channel when none runs), but not cancellable."""
+        return _call_pool().submit(self._stub(service, method, response_class), request, timeout=timeout)
 
     def close(self) -> None:
         self._channel.close()

@@ -2,9 +2,12 @@
 
 A client's session is a ``MasterSession``: the graph it sent (a tfc Graph, imported from
 the GraphDef and grown by ExtendSession), its config (the server's default session config
-merged with the client's) and a ``TaskSession`` that compiles and runs its steps on this
-task with tfc's Session machinery. In this version every op must be on this task (or
-unplaced): an op on another task of the cluster is an UnimplementedError naming it.
+merged with the client's). Each step (a feed / fetch / target signature) is placed once
+(tfc/distributed/placer.py): a step whose ops are all on this task runs here on a
+``TaskSession`` (tfc's Session machinery, on the task's variables); a step that spans tasks
+is partitioned and run on each of them (tfc/distributed/cluster_steps.py). A step's limit
+is RunOptions ``timeout_in_ms``, else ``operation_timeout_in_ms``, and ends a little before
+the client's own RunStep deadline, so that the error naming what did not answer reaches it.
 
 RPCs (grpc_master_service_impl.cc's wire paths ``/tensorflow.MasterService/<Method>``):
 CreateSession, ExtendSession (only new nodes; ``current_graph_version`` must match),
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 
 from tfc.frontend import errors
 from tfc.frontend.graph import Graph
@@ -70,6 +74,20 @@ def import_nodes(graph, graph_def, extend: bool = False) -> None:
             raise errors.InvalidArgumentError(None, None, text) from None
 
 
+CALL_MARGIN_S = 0.25  # a step ends this long before its RunStep's deadline: its error reaches the client
+
+
+def _within_call(timeout_ms: int, context) -> int:
+    """The step's limit (ms; 0: none): ``timeout_ms``, and no later than just before the client's
+    RunStep deadline (the error naming what did not answer gets back before the client gives
+    up on its own)."""
+    remaining = wire.time_remaining(context)
+    if remaining is None:
+        return timeout_ms
+    limit = max(1, int((remaining - CALL_MARGIN_S) * 1000))
+    return min(timeout_ms, limit) if timeout_ms > 0 else limit
+
+
 def merged_config(default: ConfigProto, requested) -> ConfigProto:
     config = ConfigProto()
     config.CopyFrom(default)
@@ -79,20 +97,26 @@ def merged_config(default: ConfigProto, requested) -> ConfigProto:
 
 
 class MasterSession:
-    """One client session: its graph, config and the TaskSession running its steps."""
+    """One client session: its graph, config, the TaskSession running its steps on this task,
+    and the steps across tasks (ClusterSteps)."""
 
     def __init__(self, handle: str, server, graph_def, config: ConfigProto):
+        from .cluster_steps import ClusterSteps
+
         self.handle = handle
         self.config = config
+        self.server = server
         self.graph = Graph()
         import_nodes(self.graph, graph_def)
         self.graph_version = 0
         self.private = bool(config.isolate_session_state)
-        resources = ResourceManager() if self.private else server.resources
-        self.session = TaskSession(self.graph, config, server.task, resources, private=self.private)
+        self.resources = ResourceManager() if self.private else server.resources
+        self.session = TaskSession(self.graph, config, server.task, self.resources, private=self.private)
+        self.cluster = ClusterSteps(self, server)
         self.lock = threading.RLock()
         self.callables: dict = {}
         self._next_callable = 0
+        self._plans: dict = {}  # (fetches, feed names, targets) -> StepPlan, or None: the step is on this task
 
     def extend(self, graph_def, current_version: int) -> int:
         with self.lock:
@@ -104,26 +128,76 @@ class MasterSession:
             self.graph_version += 1
             return self.graph_version
 
+    def plan(self, fetches, feed_names, targets):
+        """The placed step of this signature: None when it runs on this task alone."""
+        key = (tuple(fetches), tuple(feed_names), tuple(targets))
+        try:
+            return self._plans[key]
+        except KeyError:
+            pass
+        with self.lock:
+            plan, final = self._make_plan(fetches, feed_names, targets)
+            if final:
+                self._plans[key] = plan
+            return plan
+
+    def _make_plan(self, fetches, feed_names, targets) -> tuple:
+        """(plan or None, whether the answer holds for the session's lifetime)."""
+        from tfc.passes.lower import prune
+
+        from .cluster_steps import StepPlan
+        from .placer import place
+
+        graph = self.graph
+        try:
+            fetch_tensors = [graph.as_graph_element(n, allow_tensor=True, allow_operation=False) for n in fetches]
+            fed = [graph.as_graph_element(n, allow_tensor=True, allow_operation=False) for n in feed_names]
+            target_ops = [graph.as_graph_element(n, allow_tensor=False, allow_operation=True) for n in targets]
+        except Exception:  # noqa: BLE001 - the TaskSession reports bad names as a local Session does
+            return None, False
+        fed_set = set(fed)
+        computed = [t for t in fetch_tensors if t not in fed_set]
+        if not computed and not target_ops:
+            return None, True
+        ops = prune(computed, target_ops, fed)
+        placement = place(ops, graph, self.server.task, bool(self.config.allow_soft_placement))
+        own = (self.server.task.job, self.server.task.index)
+        if all(where == own for where in placement.values()):
+            return None, True
+        return StepPlan(fetch_tensors, fed, target_ops, ops, placement), True
+
     def run(self, fetches, feeds, targets, timeout_ms: int) -> list:
         """Run a step (with a limit of ``timeout_ms`` when positive: DeadlineExceededError after it;
-        the step itself cannot be interrupted and finishes in the background)."""
+        the step itself cannot be interrupted and finishes in the background). A step whose ops
+        are all on this task runs here; one that spans tasks runs on each of them."""
+        plan = self.plan(fetches, [name for name, _ in feeds], targets)
+        if plan is None:
+            def step():
+                with self.lock:
+                    return self.session.run_step(fetches, feeds, targets)
+            slack = 0.0
+        else:
+            deadline = time.monotonic() + timeout_ms / 1000.0 if timeout_ms > 0 else None
+            values = [value for _, value in feeds]
+
+            def step():
+                return self.cluster.run(plan, values, deadline)
+            slack = 0.5  # the calls' own deadlines (which name the task) come first
         if timeout_ms <= 0:
-            with self.lock:
-                return self.session.run_step(fetches, feeds, targets)
+            return step()
         outcome: dict = {}
         done = threading.Event()
 
-        def step():
+        def bounded():
             try:
-                with self.lock:
-                    outcome["values"] = self.session.run_step(fetches, feeds, targets)
+                outcome["values"] = step()
             except BaseException as e:  # noqa: BLE001 - handed to the caller
                 outcome["error"] = e
             finally:
                 done.set()
 
-        threading.Thread(target=step, name=f"tfc-step-{self.handle[:8]}", daemon=True).start()
-        if not done.wait(timeout_ms / 1000.0):
+        threading.Thread(target=bounded, name=f"tfc-step-{self.handle[:8]}", daemon=True).start()
+        if not done.wait(timeout_ms / 1000.0 + slack):
             raise errors.DeadlineExceededError(None, None, f"The step did not finish within {timeout_ms} ms "
                                                            "(RunOptions.timeout_in_ms / operation_timeout_in_ms)")
         if "error" in outcome:
@@ -132,6 +206,7 @@ class MasterSession:
 
     def close(self) -> None:
         with self.lock:
+            self.cluster.close()
             self.session.close()
             self.callables.clear()
 
@@ -180,7 +255,7 @@ class MasterService:
             feeds = [(named.name, wire.to_ndarray(named.tensor)) for named in request.feed]
             timeout_ms = request.options.timeout_in_ms or session.config.operation_timeout_in_ms
             fetches = list(request.fetch)
-            values = session.run(fetches, feeds, list(request.target), int(timeout_ms))
+            values = session.run(fetches, feeds, list(request.target), _within_call(int(timeout_ms), context))
             for name, value in zip(fetches, values):
                 response.tensor.add(name=name, tensor=wire.to_tensor_proto(value))
         except Exception as e:  # noqa: BLE001 - reported in the response or as the RPC's status
@@ -248,7 +323,8 @@ class MasterService:
             raise errors.InvalidArgumentError(None, None, f"Expected {len(feed_names)} feed tensors, but got "
                                                           f"{len(request.feed)}")
         feeds = [(name, wire.to_ndarray(proto)) for name, proto in zip(feed_names, request.feed)]
-        values = session.run(fetches, feeds, targets, timeout_ms or int(session.config.operation_timeout_in_ms))
+        values = session.run(fetches, feeds, targets,
+                             _within_call(timeout_ms or int(session.config.operation_timeout_in_ms), context))
         response = master_pb2.RunCallableResponse()
         for value in values:
             response.fetch.add().CopyFrom(wire.to_tensor_proto(value))

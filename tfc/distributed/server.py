@@ -33,7 +33,7 @@ logger = logging.getLogger("tfc")
 
 SERVER_OPTIONS = [("grpc.so_reuseport", 0), ("grpc.max_send_message_length", -1),
                   ("grpc.max_receive_message_length", -1)]
-MAX_WORKERS = 32
+MAX_WORKERS = 128  # RPCs served at once: a RunGraph holds one while its step waits for other tasks
 CPU_MEMORY_LIMIT = 268435456  # what TF's CPU device reports
 _LOOPBACK = ("localhost", "127.0.0.1", "::1", "ip6-localhost")
 
@@ -228,14 +228,27 @@ class TaskServer:
                                                       incarnation=self.task.incarnation)
 
     def peer_channel(self, job: str, index: int):
-        """A channel to another task (kept for the server's lifetime)."""
-        from .client import Channel
+        """A channel to another task (kept for the server's lifetime, or until a call through
+        it finds the task unavailable: ``reset_peer_channel``)."""
+        from .client import PEER_CHANNEL_OPTIONS, Channel
 
         with self._lock:
             channel = self._peer_channels.get((job, index))
             if channel is None:
-                channel = self._peer_channels[(job, index)] = Channel(self.cluster.task_address(job, index))
+                channel = self._peer_channels[(job, index)] = Channel(self.cluster.task_address(job, index),
+                                                                      PEER_CHANNEL_OPTIONS)
             return channel
+
+    def reset_peer_channel(self, job: str, index: int) -> None:
+        """Forget the channel to a task that could not be reached: the next call dials it at
+        once (a task restarted on its address is reached without waiting for gRPC's
+        reconnection backoff). The old channel is closed once its calls are done."""
+        with self._lock:
+            channel = self._peer_channels.pop((job, index), None)
+        if channel is not None:
+            closer = threading.Timer(30.0, channel.close)
+            closer.daemon = True
+            closer.start()
 
     def peers(self) -> list:
         """[(job, task index, address)] of the cluster's other tasks."""
@@ -298,6 +311,9 @@ def _ipv6_loopback_free(port: int, where: str, describe: str) -> bool:
     except OSError:
         return False
     try:
+        # as gRPC binds: a port whose old connections linger in TIME_WAIT (a task restarted
+        # on its port) is free; one that another process listens on is not
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         probe.bind(("::1", port))
     except OSError as e:
         if e.errno == errno.EADDRINUSE:

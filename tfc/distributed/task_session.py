@@ -8,10 +8,9 @@ three differences:
 - variables live in the task's ResourceManager (by container and shared name), so they
   outlive the session and other sessions on the task see them (unless the session
   isolates its state);
-- placement is checked against this task: an op placed on another task of the cluster is
-  an UnimplementedError naming the op and the device (graphs spanning tasks, partitioned
-  with _Send/_Recv, come later); a device that no task has is TF's "Cannot assign a
-  device" InvalidArgumentError, unless soft placement is on;
+- placement is the master's (tfc/distributed/placer.py: a step whose ops are on several
+  tasks is partitioned, and each task runs its part): a device that no task has is TF's
+  "Cannot assign a device" InvalidArgumentError, unless soft placement is on;
 - fetches, feeds and targets are graph names (``b:0``, ``init``), as they come in RPCs.
 """
 from __future__ import annotations
@@ -89,11 +88,7 @@ class TaskSession(BaseSession):
                              or (spec.task is not None and spec.task != task.index)
                              or (spec.replica is not None and spec.replica != task.replica))
                 if elsewhere and task.has_task(spec.job, spec.task) and (spec.replica in (None, 0)):
-                    raise errors.UnimplementedError(
-                        None, op, f"Operation '{op.name}' ({op.type}) is placed on {device}, another task of the "
-                                  f"cluster: this tfc master runs a step only on its own task ({task.name}) for "
-                                  "now; graphs that span tasks (partitioned with _Send/_Recv) come in a later "
-                                  "version")
+                    elsewhere = False  # the master placed it here (a colocation, a ref input: placer.py)
                 bad_type = spec.device_type not in (None, "CPU")
                 if (elsewhere or bad_type) and not soft:
                     raise errors.InvalidArgumentError(
