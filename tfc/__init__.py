@@ -26,7 +26,9 @@ def __getattr__(name):
     if name in namespace:
         globals().update(namespace)
         return namespace[name]
-    raise AttributeError(f"module 'tfc' has no attribute {name!r}")
+    from tfc._missing import missing
+
+    missing("", name, __name__)  # "tfc does not implement tf.foo yet" for a TF1 name, else Python's error
 
 
 def __dir__():

@@ -17,6 +17,7 @@ _OP_MODULES = [
     "tfc.frontend.clip_ops", "tfc.frontend.embedding_ops", "tfc.frontend.stack_ops", "tfc.frontend.check_ops",
     "tfc.frontend.tf_logging", "tfc.frontend.ops.scatter_ops", "tfc.frontend.ops.topk_ops", "tfc.frontend.ops.matrix_ops",
     "tfc.frontend.ops.sharded_save_ops", "tfc.frontend.ops.einsum_ops",
+    "tfc.frontend.ops.logging_ops",
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
@@ -38,6 +39,7 @@ _NAMESPACES = {
     "linalg": [("tfc.frontend.ops.matrix_ops", "LINALG_EXPORTS"), ("tfc.frontend.ops.einsum_ops", "LINALG_EXPORTS")],
     "graph_util": [("tfc.frontend.graph_util", "EXPORTS")],
     "saved_model": [("tfc.frontend.saved_model", "EXPORTS")],
+    "image": [("tfc.frontend.image_ops", "EXPORTS")],
 }
 
 _CACHE: dict = {}
@@ -128,5 +130,8 @@ def build() -> dict:
     from tfc import compile_api
 
     api["compile"] = compile_api.compile
+    from tfc import _missing
+
+    _missing.install_all(api)  # tf.nn.foo that TF has and tfc lacks: "tfc does not implement tf.nn.foo yet"
     _CACHE.update(api)
     return _CACHE

@@ -143,7 +143,8 @@ def set_verbosity(v) -> None:
     get_logger().setLevel(v)
 
 
-def deprecation_warning(qualified_name: str, module: str, instructions: str, stacklevel: int = 2) -> None:
+def deprecation_warning(qualified_name: str, module: str, instructions: str, stacklevel: int = 2,
+                        after: str = None) -> None:
     """The warning TF's ``@deprecation.deprecated`` logs on a deprecated call, once per
     function: ``From FILE:LINE: NAME (from MODULE) is deprecated and will be removed in a
     future version.`` and the instructions (FILE:LINE is the caller's)."""
@@ -152,8 +153,9 @@ def deprecation_warning(qualified_name: str, module: str, instructions: str, sta
     _warned_deprecations.add(qualified_name)
     frame = sys._getframe(stacklevel)
     location = f"{frame.f_code.co_filename}:{frame.f_lineno}"
-    warning("From %s: %s (from %s) is deprecated and will be removed in a future version.\n"
-            "Instructions for updating:\n%s", location, qualified_name, module, instructions)
+    when = f"after {after}" if after else "in a future version"  # @deprecated(date, ...) names the date
+    warning("From %s: %s (from %s) is deprecated and will be removed %s.\n"
+            "Instructions for updating:\n%s", location, qualified_name, module, when, instructions)
 
 
 _warned_deprecations: set = set()

@@ -10,6 +10,10 @@ A step runs in three phases: host ops that depend only on feeds and constants ru
 program, then host ops that consume its results (e.g. a save, a summary). A compiled op
 that needs a late host op's result cannot be ordered this way and is an error that
 names both.
+
+An entry with ``host_effect`` (tf.Print) is compiled (an identity) and its ``host`` also
+runs after the program, in graph order with the late host ops, on values the program
+returns: printing is a host action after the step.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from tfc.passes.lower import prune
 
 def runs_on_host(op) -> bool:
     entry = lookup_op_type(op.type)
-    if getattr(entry, "host", None) is None:
+    if getattr(entry, "host", None) is None or getattr(entry, "host_effect", False):
         return False
     if getattr(entry, "host_only", False):
         return True
@@ -60,12 +64,20 @@ def plan_step(fetch_tensors, target_ops, fed_tensors) -> HostPlan:
         host_set, needed_set = set(host), set(needed)
         host = [op for op in host if not (op.type == "Const" and any(
             user in needed_set and user not in host_set for t in op.outputs for user in t.consumers()))]
-    if not host:
+    effects = [op for op in needed if getattr(lookup_op_type(op.type), "host_effect", False)]
+    if not host and not effects:
         return HostPlan(native_fetches=list(fetch_tensors), native_targets=list(target_ops))
-    host_set = set(host)
+    for op in effects:
+        if op._get_control_flow_context() is not None:
+            raise HostOpError(f"'{op.name}' ({op.type}) is inside a tf.cond or tf.while_loop: tfc runs it on the "
+                              "host after the compiled program, which it cannot do from a branch or a loop yet")
+    host_set, effect_set = set(host), set(effects)
     early, late = [], []
     early_set: set = set()
     for op in needed:  # topological order
+        if op in effect_set:
+            late.append(op)
+            continue
         if op not in host_set:
             continue
         inputs_ready = all(t in fed or t.op in early_set or _is_constant(t.op) for t in op.inputs)
@@ -75,7 +87,7 @@ def plan_step(fetch_tensors, target_ops, fed_tensors) -> HostPlan:
             early_set.add(op)
         else:
             late.append(op)
-    late_set = set(late)
+    late_set = set(late) - effect_set  # an effect's outputs are the program's
     native_ops = [op for op in needed if op not in host_set and not (_is_constant(op) and _only_host_users(op, host_set))]
     for op in native_ops:
         for t in op.inputs:
@@ -99,8 +111,8 @@ def plan_step(fetch_tensors, target_ops, fed_tensors) -> HostPlan:
         if t.op in native_set and t not in fed and t not in wanted:
             wanted.append(t)
     for op in late:
-        for t in op.inputs:
-            if t.op in native_set and t not in fed and t not in wanted:
+        for t in op.inputs:  # a constant is read by run_host_ops (a string one is no program value)
+            if t.op in native_set and t not in fed and t not in wanted and not _is_constant(t.op):
                 wanted.append(t)
     plan.native_fetches = wanted
     targets = [op for op in target_ops if op in native_set]
