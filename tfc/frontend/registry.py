@@ -226,6 +226,19 @@ def register(cls: type) -> type:
     return cls
 
 
+def lowering_in(module: str, name: str):
+    """An entry's lowering that lives in a pass module (``module.name``), imported when an
+    op is lowered: the frontend does not import the passes."""
+
+    def lower(ctx, op, *inputs):
+        import importlib
+
+        return getattr(importlib.import_module(module), name)(ctx, op, *inputs)
+
+    lower.__name__ = name
+    return lower
+
+
 def lookup_op_type(type_name: str) -> type:
     try:
         return _REGISTRY[type_name]

@@ -14,20 +14,13 @@ from __future__ import annotations
 
 from . import dtypes
 from .op_helper import apply_op
-from .registry import Attr, OpType, register
+from .registry import Attr, OpType, lowering_in, register
 from .tensor_shape import unknown_shape
 
 
 def _lowering(name: str):
-    """The entry's lowering: ``tfc.passes.lower_stacks.<name>`` (imported when lowering)."""
-
-    def lower(ctx, op, *inputs):
-        from tfc.passes import lower_stacks
-
-        return getattr(lower_stacks, name)(ctx, op, *inputs)
-
-    lower.__name__ = name
-    return lower
+    """The entry's lowering: ``tfc.passes.lower_stacks.<name>``."""
+    return lowering_in("tfc.passes.lower_stacks", name)
 
 
 @register

@@ -17,21 +17,14 @@ from . import dtypes
 from .convert import convert_to_tensor
 from .graph import Tensor, colocate_with, name_scope
 from .op_helper import apply_op
-from .registry import Attr, OpType, register
+from .registry import Attr, OpType, lowering_in, register
 from .tensor_shape import TensorShape, unknown_shape
 
 
 # -- the ops ----------------------------------------------------------------------------------
 def _lowering(name: str):
-    """The entry's lowering: ``tfc.passes.lower_arrays.<name>`` (imported when lowering)."""
-
-    def lower(ctx, op, *inputs):
-        from tfc.passes import lower_arrays
-
-        return getattr(lower_arrays, name)(ctx, op, *inputs)
-
-    lower.__name__ = name
-    return lower
+    """The entry's lowering: ``tfc.passes.lower_arrays.<name>``."""
+    return lowering_in("tfc.passes.lower_arrays", name)
 
 
 @register
