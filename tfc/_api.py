@@ -17,7 +17,7 @@ _OP_MODULES = [
     "tfc.frontend.clip_ops", "tfc.frontend.embedding_ops", "tfc.frontend.stack_ops", "tfc.frontend.check_ops",
     "tfc.frontend.tf_logging", "tfc.frontend.ops.scatter_ops", "tfc.frontend.ops.topk_ops", "tfc.frontend.ops.matrix_ops",
     "tfc.frontend.ops.sharded_save_ops", "tfc.frontend.ops.einsum_ops",
-    "tfc.frontend.ops.logging_ops",
+    "tfc.frontend.ops.logging_ops", "tfc.frontend.ops.image_resize_ops", "tfc.frontend.ops.random_extra_ops",
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
@@ -39,7 +39,7 @@ _NAMESPACES = {
     "linalg": [("tfc.frontend.ops.matrix_ops", "LINALG_EXPORTS"), ("tfc.frontend.ops.einsum_ops", "LINALG_EXPORTS")],
     "graph_util": [("tfc.frontend.graph_util", "EXPORTS")],
     "saved_model": [("tfc.frontend.saved_model", "EXPORTS")],
-    "image": [("tfc.frontend.image_ops", "EXPORTS")],
+    "image": [("tfc.frontend.image_ops", "EXPORTS"), ("tfc.frontend.ops.image_resize_ops", "IMAGE_EXPORTS")],
 }
 
 _CACHE: dict = {}
