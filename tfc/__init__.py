@@ -18,7 +18,7 @@ def __getattr__(name):
         from tfc.aot_runtime import load
 
         return load
-    if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+    if _is_submodule(name):
         return importlib.import_module(f"{__name__}.{name}")
     from tfc import _api
 
@@ -29,6 +29,15 @@ def __getattr__(name):
     from tfc._missing import missing
 
     missing("", name, __name__)  # "tfc does not implement tf.foo yet" for a TF1 name, else Python's error
+
+
+def _is_submodule(name: str) -> bool:
+    """A module file of the package (not a TF namespace such as ``nn``: those live in
+    sys.modules without a spec once the API is built)."""
+    try:
+        return importlib.util.find_spec(f"{__name__}.{name}") is not None
+    except ValueError:
+        return False
 
 
 def __dir__():

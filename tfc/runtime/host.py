@@ -17,6 +17,7 @@ returns: printing is a host action after the step.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,6 +65,14 @@ def plan_step(fetch_tensors, target_ops, fed_tensors) -> HostPlan:
         host_set, needed_set = set(host), set(needed)
         host = [op for op in host if not (op.type == "Const" and any(
             user in needed_set and user not in host_set for t in op.outputs for user in t.consumers()))]
+    if host:  # a NoOp that only groups host ops (tf.tables_initializer) is done on the host
+        host_set = set(host)
+        for op in needed:  # topological order
+            if (op.type == "NoOp" and not op.inputs and op.control_inputs
+                    and all(c in host_set for c in op.control_inputs)):
+                host.append(op)
+                host_set.add(op)
+        host = [op for op in needed if op in host_set]
     effects = [op for op in needed if getattr(lookup_op_type(op.type), "host_effect", False)]
     if not host and not effects:
         return HostPlan(native_fetches=list(fetch_tensors), native_targets=list(target_ops))
@@ -131,8 +140,25 @@ def _only_host_users(op, host_set) -> bool:
     return all(consumer in host_set for t in op.outputs for consumer in t.consumers())
 
 
-def run_host_ops(ops, values: dict) -> None:
+_RUNNING = threading.local()
+
+
+def current_session():
+    """The session whose step runs host ops now (a host op's per-session state, e.g. a lookup table)."""
+    return getattr(_RUNNING, "session", None)
+
+
+def run_host_ops(ops, values: dict, session=None) -> None:
     """Run host ops in order; ``values`` maps tensors to numpy values (updated)."""
+    previous = current_session()
+    _RUNNING.session = session
+    try:
+        _run_host_ops(ops, values)
+    finally:
+        _RUNNING.session = previous
+
+
+def _run_host_ops(ops, values: dict) -> None:
     from tfc.frontend.tensor_util import const_op_value
 
     for op in ops:
@@ -141,6 +167,8 @@ def run_host_ops(ops, values: dict) -> None:
             if t not in values and _is_constant(t.op):
                 values[t] = const_op_value(t.op)
             inputs.append(values[t])
+        if op.type == "NoOp":  # a group of host ops (see plan_step)
+            continue
         outputs = lookup_op_type(op.type).host(op, *inputs)
         outputs = [] if outputs is None else list(outputs)
         if len(outputs) != len(op.outputs):

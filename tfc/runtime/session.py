@@ -318,14 +318,14 @@ class BaseSession:
         if plan.host.trivial:
             return [to_fetch_value(v) for v in self._run_native(plan, arrays)]
         values = dict(zip(plan.fed, arrays))
-        run_host_ops(plan.host.early, values)
+        run_host_ops(plan.host.early, values, self)
         native_arrays = list(arrays)
         for t in plan.host.early_outputs:
             native_arrays.append(np.asarray(values[t], dtype=t.dtype.base_dtype.as_numpy_dtype, order="C"))
         if plan.host.native_fetches or plan.host.native_targets:
             outputs = self._run_native(plan, native_arrays)
             values.update(zip(plan.host.native_fetches, outputs))
-        run_host_ops(plan.host.late, values)
+        run_host_ops(plan.host.late, values, self)
         return [to_fetch_value(_host_value(t, values)) for t in plan.computed]
 
     def _run_native(self, plan: "_RunPlan", arrays: list) -> list:

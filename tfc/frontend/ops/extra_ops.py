@@ -547,6 +547,12 @@ def _dim_scalar(ctx, d, elem):
     return ctx.convert(ctx.reshape(value, ()), elem)
 
 
+def _fused_batch_norm_grad(op, *grads):
+    """TF 1.15's _BaseFusedBatchNormGrad (tfc/frontend/ops/nn_extra_ops.py)."""
+    from .nn_extra_ops import fused_batch_norm_grad
+    return fused_batch_norm_grad(op, *grads)
+
+
 _BN_ATTRS = {"epsilon": Attr("float", 1e-4), "data_format": Attr("string", "NHWC"),
              "is_training": Attr("bool", True)}
 
@@ -561,6 +567,7 @@ class FusedBatchNorm(OpType):
         return run_shape_fn(op, lambda c: _fused_batch_norm_shape(c, v3=False))
 
     lower = _lower_fused_batch_norm
+    gradient = _fused_batch_norm_grad
 
 
 @_register
@@ -574,6 +581,7 @@ class FusedBatchNormV2(OpType):
         return run_shape_fn(op, lambda c: _fused_batch_norm_shape(c, v3=False))
 
     lower = _lower_fused_batch_norm
+    gradient = _fused_batch_norm_grad
 
 
 @_register
@@ -588,6 +596,7 @@ class FusedBatchNormV3(OpType):
         return run_shape_fn(op, lambda c: _fused_batch_norm_shape(c, v3=True))
 
     lower = _lower_fused_batch_norm
+    gradient = _fused_batch_norm_grad
 
 
 TF_EXPORTS: list = []
