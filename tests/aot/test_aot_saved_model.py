@@ -79,3 +79,18 @@ def test_aot_saved_model_errors(tmp_path):
     assert str(info.value) == (f"tfc aot: {graph_pb}: give the tensors to compute with --fetch (a SavedModel "
                                "directory names them in its signature)")
     assert not os.path.exists(tmp_path / "a")
+
+
+def test_the_tfc_command_compiles_a_saved_model_in_a_fresh_process(tmp_path):
+    # As a user runs it: the installed `tfc` entry point (python -m tfc.cli), a new process.
+    import subprocess
+    import sys
+
+    out = str(tmp_path / "mlp")
+    done = subprocess.run([sys.executable, "-m", "tfc.cli", "aot", os.path.join(FIXTURES, "mlp"), "-o", out],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "  input  x: float32[s0, 4]" in done.stdout.splitlines()
+    expected = np.load(os.path.join(FIXTURES, "mlp", "expected.npz"))
+    _, probabilities = tfc.load(out)(expected["x"])
+    np.testing.assert_allclose(probabilities, expected["probabilities"], rtol=1e-6, atol=1e-7)

@@ -3,6 +3,7 @@ processes); TensorFlow's peer is not run here (it takes its venv and ~10 s to st
 from __future__ import annotations
 
 import json
+import os
 
 from benchmarks.distributed import main
 
@@ -23,3 +24,15 @@ def test_a_tiny_tfc_run_reports_step_times_and_the_bytes_moved(tmp_path, capsys)
     assert tfc["task_bytes_per_step"] == 2 * params
     # and the client sends its batch (x, y) to its master and gets the loss back
     assert tfc["client_bytes_per_step"] == 4 * (2 * 16 + 2 * 4) + 4
+
+
+def test_the_command_runs_in_a_fresh_process(tmp_path):
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-m", "benchmarks.distributed", "--peers", "tfc", "--sizes", "8,4,2",
+                           "--batch", "2", "--steps", "2", "--warmup", "1"], cwd=root, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith("tfc: median step worker 0 ")
