@@ -357,8 +357,9 @@ def _tensor_scatter_lower(mode):
     return lower
 
 
-@register
-class TensorScatterUpdate(OpType):
+class _TensorScatter(OpType):
+    """The tensor_scatter_nd_* ops: ``tensor`` with ``updates`` applied at ``indices``."""
+
     inputs = ["tensor: T", "indices: Tindices", "updates: T"]
     outputs = ["output: T"]
     attrs = {"T": Attr("type"), "Tindices": Attr("type", allowed=INDEX_TYPES)}
@@ -366,6 +367,9 @@ class TensorScatterUpdate(OpType):
     def infer(op):
         return ic.run_shape_fn(op, _tensor_scatter_shape)
 
+
+@register
+class TensorScatterUpdate(_TensorScatter):
     lower = _tensor_scatter_lower("update")
 
     def gradient(op, grad):
@@ -379,14 +383,7 @@ class TensorScatterUpdate(OpType):
 
 
 @register
-class TensorScatterAdd(OpType):
-    inputs = ["tensor: T", "indices: Tindices", "updates: T"]
-    outputs = ["output: T"]
-    attrs = {"T": Attr("type"), "Tindices": Attr("type", allowed=INDEX_TYPES)}
-
-    def infer(op):
-        return ic.run_shape_fn(op, _tensor_scatter_shape)
-
+class TensorScatterAdd(_TensorScatter):
     lower = _tensor_scatter_lower("add")
 
     def gradient(op, grad):
@@ -400,14 +397,7 @@ class TensorScatterAdd(OpType):
 
 
 @register
-class TensorScatterSub(OpType):
-    inputs = ["tensor: T", "indices: Tindices", "updates: T"]
-    outputs = ["output: T"]
-    attrs = {"T": Attr("type"), "Tindices": Attr("type", allowed=INDEX_TYPES)}
-
-    def infer(op):
-        return ic.run_shape_fn(op, _tensor_scatter_shape)
-
+class TensorScatterSub(_TensorScatter):
     lower = _tensor_scatter_lower("sub")
 
     def gradient(op, grad):
