@@ -176,6 +176,7 @@ class LowerCtx:
         self.op = None  # the TF op being lowered
         self.stacks: dict = {}  # StackV2 op -> lower_stacks.StackState where the builder is
         self.stack_facts: dict = {}  # StackV2 op -> lower_stacks.StackFacts
+        self.initialized: dict = {}  # IsVariableInitialized op -> the session's answer (lower_graph)
 
     @property
     def b(self) -> ir.Builder:
@@ -672,15 +673,19 @@ def _ref_input_positions(entry, op) -> set:
     return positions
 
 
-def lower_graph(fetches, targets=(), feeds=(), variable_types=None, rng_seeds=None) -> LoweredGraph:
+def lower_graph(fetches, targets=(), feeds=(), variable_types=None, rng_seeds=None,
+                initialized=None) -> LoweredGraph:
     """Lower what ``fetches`` (tensors) and ``targets`` (ops) need into an IR module.
 
     ``feeds``: FeedSpecs (tensor, dtype, runtime shape) in argument order.
     ``variable_types(op) -> ir.TensorType | None`` overrides a variable's static type.
     ``rng_seeds(op) -> (seed0, seed1)`` chooses the seeds of unseeded random ops.
+    ``initialized``: {IsVariableInitialized op: the session's answer}, constants of this step.
     The cyclic garbage collector is paused meanwhile (``manager.gc_paused``).
     """
     from .manager import gc_paused
 
     with gc_paused():
-        return _Lowering(fetches, targets, feeds, variable_types, rng_seeds).run()
+        lowering = _Lowering(fetches, targets, feeds, variable_types, rng_seeds)
+        lowering.ctx.initialized = dict(initialized or {})
+        return lowering.run()

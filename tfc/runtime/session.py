@@ -391,7 +391,6 @@ class BaseSession:
         step is not kept in the persistent step cache)."""
         from tfc.codegen.jit import cache_dir
         from tfc.compiler import compile_module
-        from tfc.frontend.ops.state_ops import initialized_answers
         from tfc.passes.lower import FeedSpec, lower_graph
 
         self._log_recompile(key)
@@ -406,8 +405,7 @@ class BaseSession:
             if step is not None:
                 return step
         specs = [FeedSpec(t, t.dtype.base_dtype, feeds[t].shape) for t in fed]
-        with initialized_answers(initialized or {}):
-            lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed)
+        lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed, initialized=initialized)
         self._check_placement(lowered.ops)
         read_refs, written_refs = _ref_accesses(lowered.function)
         result = compile_module(lowered.module, constraints=lowered.constraints)

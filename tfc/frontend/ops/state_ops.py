@@ -1,9 +1,6 @@
 """State ops: VariableV2, Assign, AssignAdd, AssignSub, IsVariableInitialized."""
 from __future__ import annotations
 
-import contextlib
-import threading
-
 import numpy as np
 
 from .. import dtypes
@@ -122,22 +119,8 @@ class AssignSub(OpType):
 # buffers): while it compiles a step, tfc/runtime/session.py puts its answers here, and
 # each answer lowers to a constant of that step (the session compiles one step per
 # combination of answers), so what depends on it folds (a ready op's boolean_mask).
-_ANSWERS = threading.local()
-
-
-@contextlib.contextmanager
-def initialized_answers(answers: dict):
-    """While lowering: ``answers`` maps IsVariableInitialized ops to True/False."""
-    previous = getattr(_ANSWERS, "value", None)
-    _ANSWERS.value = answers
-    try:
-        yield
-    finally:
-        _ANSWERS.value = previous
-
-
 def _lower_is_variable_initialized(ctx, op, ref):
-    answers = getattr(_ANSWERS, "value", None) or {}
+    answers = ctx.initialized
     if op not in answers:
         ctx.fail("IsVariableInitialized is answered by the tf.Session that runs it; it cannot be compiled alone")
     return ctx.constant(np.array(bool(answers[op])))
