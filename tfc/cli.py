@@ -9,6 +9,7 @@ import runpy
 import sys
 import time
 import traceback
+from typing import Optional
 
 
 class _Parser(argparse.ArgumentParser):
@@ -114,7 +115,8 @@ def _shape_text(shape) -> str:
     return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
 
 
-def _compile_for_dump(graph, fetch_names, feed_texts, native: bool = False):
+def _compile_for_dump(graph, fetch_names, feed_texts, native: bool = False, target: str = "cpu",
+                      arch: Optional[str] = None):
     from tfc.compiler import compile_module
     from tfc.passes.lower import FeedSpec, lower_graph, prune
 
@@ -136,7 +138,7 @@ def _compile_for_dump(graph, fetch_names, feed_texts, native: bool = False):
     lowered = lower_graph(tensors, ops, list(specs.values()))
     lowering_seconds = time.perf_counter() - started
     stages = [("lower", str(lowered.module), lowered.module.op_count())]
-    result = compile_module(lowered.module, native=native, constraints=lowered.constraints,
+    result = compile_module(lowered.module, native=native, constraints=lowered.constraints, target=target, arch=arch,
                             dump=lambda name, module: stages.append((name, str(module), module.op_count())))
     result.timings = {"lowering": lowering_seconds, **result.timings}
     return result, stages
@@ -155,7 +157,13 @@ def dump_ir(args) -> int:
     except re.error as e:
         raise SystemExit(f"tfc dump-ir: bad --passes regex {args.passes!r}: {e}") from None
     graph = _load_graph(args.input)
-    result, stages = _compile_for_dump(graph, args.fetch, args.feed or [], native=args.timings)
+    if args.emit == "ptx" and args.target != "cuda":
+        raise SystemExit("tfc dump-ir: --emit ptx needs --target cuda")
+    native = args.timings or args.emit != "ir"
+    result, stages = _compile_for_dump(graph, args.fetch, args.feed or [], native=native, target=args.target,
+                                       arch=args.arch)
+    if args.emit != "ir":
+        return _dump_kernels(result, args.emit)
     selected = [stages[0]]
     if args.after_all or args.passes:
         selected += [s for s in stages[1:] if pattern is None or pattern.search(s[0])]
@@ -181,6 +189,18 @@ def dump_ir(args) -> int:
     if args.dump_to:
         _write_dumps(args.dump_to, stages)
         out.write(f"// wrote {len(stages)} stages to {args.dump_to}\n")
+    return 0
+
+
+def _dump_kernels(result, emit: str) -> int:
+    """``--emit llvm``: the program's LLVM module (for the GPU: its kernels and their CUDA
+    entries, before NVPTX); ``--emit ptx``: the PTX module."""
+    if emit == "ptx":
+        sys.stdout.write(result.ptx)
+    elif result.target == "cuda":
+        sys.stdout.write(result.program.module_text("ptx"))
+    else:
+        sys.stdout.write(result.llvm_ir)
     return 0
 
 
@@ -358,6 +378,12 @@ def main(argv=None) -> int:
     dump.add_argument("--verify-each", action="store_true",
                       help="verify the IR after every pass (default: once, after the last pass)")
     dump.add_argument("--dump-to", help="write NNNN.<pass>.tfcir files and index.txt to this folder")
+    dump.add_argument("--target", choices=["cpu", "cuda"], default="cpu", help="compile for the CPU (default) or "
+                      "an NVIDIA GPU")
+    dump.add_argument("--arch", help="the CUDA architecture with --target cuda (sm_80, sm_90...; default: the "
+                      "device's, else sm_80)")
+    dump.add_argument("--emit", choices=["ir", "llvm", "ptx"], default="ir", help="print the IR stages (default), "
+                      "or only the kernels: LLVM IR, or PTX (--target cuda)")
 
     aot_parser = commands.add_parser("aot", help="compile a graph into a shared library + header + weights folder")
     aot_parser.add_argument("input", help="a Python file that builds a graph, a GraphDef (.pb) or a SavedModel "

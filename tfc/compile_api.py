@@ -59,6 +59,15 @@ class CompiledGraph:
         return self.result.fusion_report()
 
     @property
+    def ptx(self) -> str:
+        """The PTX module of a program compiled with ``target="cuda"``."""
+        return self.result.ptx
+
+    @property
+    def target(self) -> str:
+        return self.result.target
+
+    @property
     def timings(self) -> dict:
         """Seconds per compile phase: lowering, passes, LLVM IR emission, LLVM optimisation,
         machine code... (``timing_table()`` prints them with each pass and kernel)."""
@@ -146,11 +155,15 @@ class CompiledGraph:
 
 
 def compile(fetches, feeds=(), graph=None, session=None, freeze_variables: bool = False, native: bool = True,
-            profile: bool = False):
+            profile: bool = False, target: str = "cpu", arch: Optional[str] = None, emulate: bool = False):
     """Compile what ``fetches`` need, with ``feeds`` (placeholders) as the arguments.
 
     ``native=False`` runs the pass pipeline only (IR inspection; the result is not callable).
     ``profile=True`` times every kernel call; ``.profile()`` tabulates where the time went.
+    ``target="cuda"``: compile for an NVIDIA GPU of architecture ``arch`` ("sm_80",
+    "sm_90"...; default: the device's, else sm_80); ``.ptx`` is the PTX module. Calls run on
+    the GPU, or raise NotFoundError ("no CUDA device/driver was found...") without one;
+    ``emulate=True`` runs the GPU program's thread grids on the host instead (tests).
     """
     from tfc.compiler import compile_module
     from tfc.passes.lower import FeedSpec, lower_graph
@@ -171,7 +184,8 @@ def compile(fetches, feeds=(), graph=None, session=None, freeze_variables: bool 
         _freeze(lowered, session)
     stages = [("lower", str(lowered.module))]
     result = compile_module(lowered.module, dump=lambda name, module: stages.append((name, str(module))),
-                            constraints=lowered.constraints, native=native, profile=profile)
+                            constraints=lowered.constraints, native=native, profile=profile, target=target,
+                            arch=arch, emulate=emulate)
     result.timings = {"lowering": lowering_seconds, **result.timings}
     return CompiledGraph(plan, feeds, lowered, result, stages, {}, None if freeze_variables else session)
 

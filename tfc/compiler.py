@@ -38,6 +38,21 @@ class CompileResult:
     timings: dict = field(default_factory=dict)
     fusion: object = None
     kernels: dict = field(default_factory=dict)  # calls, emitted, distinct, slowest: [(seconds, what)]
+    target: str = "cpu"  # or "cuda"
+    arch: Optional[str] = None  # the CUDA architecture (target "cuda")
+    _ptx: Optional[str] = None
+
+    @property
+    def ptx(self) -> str:
+        """The PTX module of a ``target="cuda"`` program (made now if the program was only
+        emulated so far)."""
+        if self.target != "cuda":
+            raise ValueError("this program was compiled for the CPU; compile with target='cuda' for PTX")
+        if self._ptx is None:
+            from tfc.codegen.gpu.ptx import compile_ptx
+
+            self._ptx = compile_ptx(self.program.module_text("ptx"), self.program.kernels, self.arch)
+        return self._ptx
 
     @property
     def llvm_ir(self) -> str:
@@ -84,7 +99,8 @@ class CompileResult:
 TIMING_PHASES = (("codegen", "LLVM IR emission"), ("runtime", "runtime module (once per process)"),
                  ("llvm_parse", "LLVM parse + verify"), ("llvm_opt", "LLVM optimisation"),
                  ("llvm_codegen", "machine code (MCJIT)"), ("llvm_units", "LLVM, compile units (wall)"),
-                 ("llvm_link", "MCJIT link"), ("cache_load", "object cache load"),
+                 ("llvm_link", "MCJIT link"), ("ptx", "PTX (libdevice, -O3, NVPTX)"),
+                 ("cache_load", "object cache load"),
                  ("memory_cache", "in-process code cache"))
 # the compile threads' seconds, summed over units (shown under llvm_units, not in the total)
 UNIT_PHASES = (("unit_parse", "parse + verify (thread s)"), ("unit_opt", "optimisation (thread s)"),
@@ -93,18 +109,76 @@ UNIT_PHASES = (("unit_parse", "parse + verify (thread s)"), ("unit_opt", "optimi
 
 def compile_module(module: ir.Module, dump: Optional[Callable] = None, constraints=(), source_ops=None,
                    op_names=None, native: bool = True, profile: bool = False,
-                   verify: Optional[str] = None) -> CompileResult:
+                   verify: Optional[str] = None, target: str = "cpu", arch: Optional[str] = None,
+                   emulate: bool = False) -> CompileResult:
     """Optimise ``module`` in place and compile its ``main`` to native code.
 
     ``native=False`` stops after the passes (for IR dumps): no executable. ``profile``: the
     code times each kernel call (``executable.profile()``). ``verify``: "each", "end" or
     "none" (default: ``passes.manager.default_verify()``, "end" unless TFC_VERIFY_EACH=1).
     Python's cyclic garbage collector is paused meanwhile (``passes.manager.gc_paused``).
+
+    ``target="cuda"``: a GPU program (tfc/codegen/gpu) for ``arch`` (default: the device's,
+    else sm_80) whose executable runs on the CUDA device (raising NoCudaDevice when there
+    is none), or with ``emulate=True`` on the host emulation of its thread grids.
     """
     from tfc.passes.manager import gc_paused
 
+    if target not in ("cpu", "cuda"):
+        raise ValueError(f"unknown target {target!r}: 'cpu' or 'cuda'")
     with gc_paused():
+        if target == "cuda":
+            return _compile_cuda(module, dump, constraints, source_ops, op_names, native, verify, arch, emulate)
         return _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify)
+
+
+def default_arch() -> str:
+    """The CUDA architecture of the device when there is one, else sm_80."""
+    from tfc.runtime.cuda import available, driver
+
+    if available():
+        major, minor = driver().compute_capability()
+        return f"sm_{major}{minor}"
+    return "sm_80"
+
+
+def _compile_cuda(module, dump, constraints, source_ops, op_names, native, verify, arch, emulate) -> CompileResult:
+    from tfc.codegen.gpu.program import GpuProgram
+    from tfc.codegen.gpu.ptx import compile_ptx
+    from tfc.passes.fusion import Fusion
+    from tfc.passes.manager import PassManager, default_verify
+    from tfc.runtime.cuda.executable import CudaDevice, emulated_device, gpu_executable
+
+    pipeline = full_pipeline()
+    start = time.perf_counter()
+    report = PassManager(pipeline, verify=verify or default_verify(), dump=dump).run(module)
+    timings = {"passes": time.perf_counter() - start}
+    fusion = next((p for p in pipeline if isinstance(p, Fusion)), None)
+    arch = arch or default_arch()
+    if not native:
+        return CompileResult(module, None, report, None, timings, fusion, target="cuda", arch=arch)
+    function = module.main
+    start = time.perf_counter()
+    program = GpuProgram(function, arch)
+    program.build()
+    timings["codegen"] = time.perf_counter() - start
+    result = CompileResult(module, None, report, program, timings, fusion, target="cuda", arch=arch)
+    start = time.perf_counter()
+    if emulate:
+        device = emulated_device(program.module_text("host"), program.kernels)
+        timings["llvm_codegen"] = time.perf_counter() - start
+    else:
+        ptx = result._ptx = compile_ptx(program.module_text("ptx"), program.kernels, arch)
+        timings["ptx"] = time.perf_counter() - start
+
+        def device():
+            return CudaDevice(ptx, program.kernels)
+
+    names = op_names or [_op_label(op) for op in program.indexed_ops]
+    result.executable = gpu_executable(function, program, device, names, constraints, source_ops)
+    emitted, distinct = program.kernel_counts
+    result.kernels = {"calls": len(program.kernels), "emitted": emitted, "distinct": distinct, "slowest": []}
+    return result
 
 
 def _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify) -> CompileResult:

@@ -254,6 +254,14 @@ class Program:
         self._copy_outputs()
         b.ret(ll.Constant(I32, 0))
 
+    def kernel_emitter(self, kind: str):
+        """The target's own emitter for a kernel family or special op (None: the CPU's)."""
+        return None
+
+    def control_emitter(self, name: str):
+        """The target's own emitter of an ``if`` or ``while`` (None: the CPU entry's)."""
+        return None
+
     def _dims_with_weights(self, b: ll.IRBuilder, args, dims):
         """A local copy of ``dims`` with the weights address appended (what kernels receive)."""
         count = len(self.symbols)

@@ -13,7 +13,7 @@ from llvmlite import ir as ll
 from tfc.ir import ElemType
 
 from . import mathlib
-from .llvm_util import F16, F32, F64, I1, CodegenError, call_intrinsic, intrinsic, register_type, storage_type
+from .llvm_util import F16, F32, F64, I1, I32, CodegenError, call_intrinsic, intrinsic, register_type, storage_type
 
 _LIBM_F32 = {"tanh": "tanhf", "expm1": "expm1f", "log1p": "log1pf", "erf": "erff", "atan2": "atan2f"}
 _LIBM_F64 = {"tanh": "tanh", "expm1": "expm1", "log1p": "log1p", "erf": "erf", "atan2": "atan2"}
@@ -249,7 +249,7 @@ class Scalar:
             return b.uitofp(x, dst_t) if dst.is_float else b.zext(x, dst_t)
         if src.is_float and dst.is_float:
             if src is ElemType.F64 and dst is ElemType.F16:
-                return b.fpext(b.fptrunc(x, F16), F32)  # one rounding (not via f32), as numpy
+                return b.fpext(b.fptrunc(_round_to_odd_f32(b, x), F16), F32)
             value = x
             if x.type != dst_t:
                 value = b.fpext(x, dst_t) if _float_bits(dst_t) > _float_bits(x.type) else b.fptrunc(x, dst_t)
@@ -267,6 +267,22 @@ class Scalar:
         if dst_t.width < x.type.width:
             return b.trunc(x, dst_t)
         return b.sext(x, dst_t) if src.is_signed else b.zext(x, dst_t)
+
+
+def _round_to_odd_f32(b: ll.IRBuilder, x):
+    """f64 -> f32 rounding to odd (truncate, then set the last bit when inexact): rounding
+    that to f16 gives the correctly rounded f64 -> f16 (one rounding, as numpy), with no
+    double-rounding error (f32 keeps 13 more bits than f16). A direct ``fptrunc double to
+    half`` is a libcall (__truncdfhf2) on x86 without AVX512-FP16, which MCJIT cannot
+    resolve."""
+    nearest = b.fptrunc(x, F32)
+    back = b.fpext(nearest, F64)
+    inexact = b.fcmp_ordered("!=", back, x)
+    rounded_away = b.fcmp_ordered(">", call_intrinsic(b, "fabs", back), call_intrinsic(b, "fabs", x))
+    bits = b.bitcast(nearest, I32)
+    toward_zero = b.select(b.and_(inexact, rounded_away), b.sub(bits, ll.Constant(I32, 1)), bits)
+    odd = b.select(inexact, b.or_(toward_zero, ll.Constant(I32, 1)), toward_zero)
+    return b.bitcast(odd, F32)
 
 
 def _float_bits(t) -> int:

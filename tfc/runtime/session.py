@@ -50,6 +50,7 @@ class CompiledStep:
     timings: dict = field(default_factory=dict)  # seconds: CompileResult.timings, or step_cache_load
     lock: threading.Lock = field(default_factory=threading.Lock)
     written_variables: list = field(default_factory=list)  # [(argument position, variable name)]
+    target: str = "cpu"  # or "cuda": a GPU program (its variables live in device memory)
 
     def __post_init__(self):
         self.written_variables = [(len(self.feeds) + i, slot.name) for i, slot in enumerate(self.refs)
@@ -162,10 +163,13 @@ def _structure_key(fetches):
 
 
 class VariableStore:
-    """The session's variable buffers by variable op name; None until initialised."""
+    """The session's variable buffers by variable op name; None until initialised. Values a
+    GPU step left newer in device memory are copied back when read (``SyncedValues``)."""
 
     def __init__(self):
-        self.values: dict = {}
+        from .cuda.variables import SyncedValues
+
+        self.values: dict = SyncedValues()
 
     def is_initialized(self, name: str) -> bool:
         return self.values.get(name) is not None
@@ -217,7 +221,10 @@ class BaseSession:
     def list_devices(self) -> list:
         if self._remote is not None:
             return self._remote.list_devices()
-        return [_DeviceAttributes(full_device_name(""), "CPU")]
+        from .cuda.devices import gpu_devices
+
+        return [_DeviceAttributes(full_device_name(""), "CPU")] + [
+            _DeviceAttributes(_gpu_name(gpu.index), "GPU", gpu.memory_bytes) for gpu in gpu_devices()]
 
     @staticmethod
     def reset(target, containers=None, config=None) -> None:
@@ -347,13 +354,32 @@ class BaseSession:
             self.stats["cache_hits"] += 1
         args = used + [self._ref_buffer(slot, step) for slot in step.refs] if step.refs else used
         with step.lock:
+            if step.target == "cuda":
+                self._bind_device_variables(step, args, len(step.feeds))
             try:
                 outputs = step.executable.run(args)
             except ShapeBindingError as e:
                 raise errors.InvalidArgumentError(None, None, str(e)) from None
+        device = self._variables.values.device
         for position, name in step.written_variables:
             self._variables.values[name] = args[position]
+            if step.target == "cuda":
+                device.written_on_device(name, args[position])
+            elif device is not None:
+                device.written_on_host(name)
         return outputs
+
+    def _bind_device_variables(self, step: CompiledStep, args: list, first_ref: int) -> None:
+        """Point the GPU program at the device copies of the step's variables (uploading
+        those whose host value is newer): they stay in device memory between runs."""
+        from .cuda.variables import DeviceVariables
+
+        code = step.executable.code
+        values = self._variables.values
+        if values.device is None:
+            values.device = DeviceVariables(code.device)
+        code.device_args = {first_ref + i: values.device.pointer(slot.name, args[first_ref + i])
+                            for i, slot in enumerate(step.refs) if slot.kind == "variable"}
 
     def _compile_step(self, plan: "_RunPlan", feeds: dict, answers: Optional[tuple] = None) -> CompiledStep:
         fetches, targets = plan.host.native_fetches, plan.host.native_targets
@@ -377,7 +403,8 @@ class BaseSession:
             if slot.name not in self._rng_states:
                 self._rng_states[slot.name] = np.zeros((), dtype=np.int64)
             return self._rng_states[slot.name]
-        value = self._variables.values.get(slot.name)
+        values = self._variables.values
+        value = values.unsynced(slot.name) if step.target == "cuda" else values.get(slot.name)
         if value is None:
             if slot.name in step.read_refs:
                 raise errors.FailedPreconditionError(
@@ -406,13 +433,20 @@ class BaseSession:
                 return step
         specs = [FeedSpec(t, t.dtype.base_dtype, feeds[t].shape) for t in fed]
         lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed, initialized=initialized)
-        self._check_placement(lowered.ops)
+        target = self._check_placement(lowered.ops)
         read_refs, written_refs = _ref_accesses(lowered.function)
-        result = compile_module(lowered.module, constraints=lowered.constraints)
+        if target == "cuda":
+            from .cuda.devices import emulated
+
+            step_key = None  # the persistent step cache keeps CPU programs
+            result = compile_module(lowered.module, constraints=lowered.constraints, target="cuda",
+                                    emulate=emulated())
+        else:
+            result = compile_module(lowered.module, constraints=lowered.constraints)
         result.executable.op_resolver = self._graph._nodes_by_name.get
         self.stats["compiles"] += 1
         step = CompiledStep(key, result.executable, lowered.feeds, lowered.refs, lowered.fetches, read_refs,
-                            written_refs, result, dict(result.timings))
+                            written_refs, result, dict(result.timings), target=target)
         if step_key is not None:
             with step_cache.gc_paused():
                 _store_step(step_key, step, target_ops)
@@ -427,7 +461,8 @@ class BaseSession:
         entry = step_cache.load(step_key)
         if entry is None:
             return None
-        self._check_placement(pruned)  # what lowering would have checked
+        if self._check_placement(pruned) != "cpu":  # what lowering would have checked
+            return None  # a GPU step: compiled for the GPU, not kept in the step cache
         try:
             step = self._step_from_entry(key, entry, fetch_tensors, target_ops, fed)
         except Exception as e:  # noqa: BLE001 - an entry that cannot be rebuilt is compiled again
@@ -512,26 +547,43 @@ class BaseSession:
                 changes.append(f"feed {t.name} dropped")
         logger.info("tfc: recompiling the step for [%s]: %s", names, "; ".join(changes) or "key changed")
 
-    def _check_placement(self, ops) -> None:
+    def _check_placement(self, ops) -> str:
+        """Where the step runs: "cuda" when an op is placed on an existing GPU, else "cpu".
+
+        TF's rules: an op on a device that does not exist is an error naming the devices
+        there are, unless ``allow_soft_placement`` (then it runs on the CPU);
+        ``log_device_placement`` prints each op's device. A step with any op on the GPU
+        runs wholly there (the GPU program computes ops pinned to the CPU too; ops with no
+        device go to the GPU, as TF places them when there is one)."""
+        from .cuda.devices import gpu_devices
+
         config = self._config
         soft = bool(getattr(config, "allow_soft_placement", False))
         log = bool(getattr(config, "log_device_placement", False))
+        gpus = len(gpu_devices()) if any("GPU" in (op.device or "").upper() for op in ops) else 0
+        placed = {}
         for op in ops:
             spec = DeviceSpec.from_string(op.device)
-            if spec.device_type not in (None, "CPU") and not soft:
+            on_gpu = spec.device_type == "GPU" and (spec.device_index or 0) < gpus
+            valid = spec.device_type in (None, "CPU") or on_gpu
+            if (not valid or spec.job not in (None, "localhost")) and not soft:
+                available = ", ".join([full_device_name("")] + [_gpu_name(i) for i in range(gpus)])
                 raise errors.InvalidArgumentError(
                     None, op, f"Cannot assign a device for operation {op.name}: {{{{node {op.name}}}}} was explicitly "
-                              f"assigned to {op.device} but available devices are [ "
-                              f"{full_device_name('')} ]. Make sure the device specification refers to a valid "
-                              "device.")
-            if spec.job not in (None, "localhost") and not soft:
-                raise errors.InvalidArgumentError(
-                    None, op, f"Cannot assign a device for operation {op.name}: {{{{node {op.name}}}}} was explicitly "
-                              f"assigned to {op.device} but available devices are [ {full_device_name('')} ]. "
-                              "Make sure the device specification refers to a valid device.")
-            if log and op not in self._logged_ops:
-                self._logged_ops.add(op)
-                print(f"{op.name}: ({op.type}): {full_device_name('')}", file=sys.stderr)
+                              f"assigned to {op.device} but available devices are [ {available} ]. Make sure the "
+                              "device specification refers to a valid device.")
+            placed[op] = _gpu_name(spec.device_index or 0) if on_gpu else None if spec.device_type is None \
+                else full_device_name("")
+        target = "cuda" if any(device not in (None, full_device_name("")) for device in placed.values()) else "cpu"
+        for op, device in placed.items():  # TF puts ops without a device on the GPU when there is one
+            if device is None:
+                placed[op] = _gpu_name(0) if target == "cuda" else full_device_name("")
+        if log:
+            for op, device in placed.items():
+                if op not in self._logged_ops:
+                    self._logged_ops.add(op)
+                    print(f"{op.name}: ({op.type}): {device}", file=sys.stderr)
+        return target
 
     # -- introspection ---------------------------------------------------------------------
     def cache_stats(self) -> dict:
@@ -636,6 +688,10 @@ def _remove(stack: list, item) -> None:
         stack.pop()
     elif item in stack:
         stack.remove(item)
+
+
+def _gpu_name(index: int) -> str:
+    return f"/job:localhost/replica:0/task:0/device:GPU:{index}"
 
 
 @dataclass

@@ -27,13 +27,14 @@ def emit_op(program, main, index: int, op: ir.Operation) -> None:
     if op.name == "constant":
         return
     if op.name in control.EMITTERS:
-        control.EMITTERS[op.name](program, main, index, op)
+        emitter = program.control_emitter(op.name) or control.EMITTERS[op.name]
+        emitter(program, main, index, op)
         return
     kind = _kind(op)
     if kind in state.EMITTERS:
         state.EMITTERS[kind](program, main, index, op)
         return
-    emitter = FAMILY_EMITTERS.get(kind) or SPECIAL_EMITTERS.get(kind)
+    emitter = program.kernel_emitter(kind) or FAMILY_EMITTERS.get(kind) or SPECIAL_EMITTERS.get(kind)
     if emitter is None:
-        raise CodegenError(f"no CPU kernel for core op '{op.name}'")
+        raise CodegenError(f"no kernel for core op '{op.name}'")
     program.emit_shared(op, index, emitter)

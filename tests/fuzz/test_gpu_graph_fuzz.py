@@ -1,0 +1,47 @@
+"""The graph fuzzer on GPU programs: random TF1 programs built under ``tf.device("/gpu:0")``
+run by a session whose GPU is the host emulation (TFC_GPU_EMULATION=1), compared with the
+evaluator on the unoptimised IR. A failure's reproducer is the assertion message (run it
+with TFC_GPU_EMULATION=1, or on a GPU)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tfc.compat.v1 as tf
+from tfc.testing import fuzz
+from tfc.testing.fuzz import check_seed
+
+SEEDS = range(1000, 1080)
+MAX_STEPS = 6
+
+
+def _build_on_gpu(program):
+    graph = tf.Graph()
+    namespace = {"tf": tf, "np": np, "rand": fuzz.rand}
+    with graph.as_default(), tf.device("/gpu:0"):
+        exec(compile(fuzz.source(program), "<fuzz program>", "exec"), namespace)
+    return graph, namespace
+
+
+def test_fuzzed_graphs_on_the_gpu_compute_what_the_evaluator_computes(monkeypatch):
+    monkeypatch.setenv("TFC_GPU_EMULATION", "1")
+    monkeypatch.setattr(fuzz, "build", _build_on_gpu)
+    failures, refused = [], []
+    for seed in SEEDS:
+        program, outcome = check_seed(seed, MAX_STEPS)
+        if outcome.kind == "refused":
+            refused.append(seed)
+        elif outcome.failed:
+            failures.append(f"seed {seed}: {outcome.kind}: {outcome.detail}\n{fuzz.source(program)}")
+    assert not failures, f"{len(failures)} of {len(SEEDS)} fail on the GPU:\n\n" + "\n\n".join(failures[:2])
+    assert len(refused) <= len(SEEDS) // 20, refused
+
+
+def test_the_fuzzed_programs_here_run_as_gpu_steps(monkeypatch):
+    monkeypatch.setenv("TFC_GPU_EMULATION", "1")
+    graph, namespace = _build_on_gpu(fuzz.generate(SEEDS[0]))
+    program = fuzz.generate(SEEDS[0])
+    fetches = [namespace[f"v{i}"] for i in program.fetches]
+    with tf.Session(graph=graph) as session:
+        session.run(fetches, fuzz._feed_values(program, namespace))
+        assert {step.target for step in session.compiled_steps()} == {"cuda"}
