@@ -134,3 +134,16 @@ def test_cpu_and_gpu_steps_take_turns_on_one_variable(emulated_gpu):
             session.run(double)  # uploaded before the GPU step
             assert session.run(total) == pytest.approx(28.0)  # (4 + 1) * 2 + (8 + 1) * 2
             assert sorted({step.target for step in session.compiled_steps()}) == ["cpu", "cuda"]
+
+
+def test_a_training_loop_on_the_cuda_device_matches_the_cpu(monkeypatch):
+    monkeypatch.delenv("TFC_GPU_EMULATION", raising=False)
+    if not available():
+        pytest.skip("no CUDA device")
+    losses, weights, targets, on_device, host_w = _train("/gpu:0", steps=6)
+    cpu_losses, cpu_weights, _, _, _ = _train("/cpu:0", steps=6)
+    assert targets == ["cuda"]
+    np.testing.assert_allclose(losses, cpu_losses, rtol=1e-5)
+    np.testing.assert_allclose(weights, cpu_weights, rtol=1e-5, atol=1e-6)
+    assert on_device
+    np.testing.assert_array_equal(host_w, weights)

@@ -73,6 +73,18 @@ class GpuProgram(Program):
             from . import contraction
 
             return contraction.emit
+        if kind == "reduction":
+            from . import reduction
+
+            return reduction.emit
+        if kind == "loop":
+            from . import loop
+
+            return loop.emit
+        if kind in ("reduce_window", "select_and_scatter"):
+            from . import windows
+
+            return windows.EMITTERS[kind]
         if kind == "call":
             return _refuse_call
         return None
@@ -99,6 +111,11 @@ class GpuProgram(Program):
             self._constant_index[data] = len(self.constants)
             self.constants.append(data)
         return ("const", self._constant_index[data])
+
+    def scratch_buffer(self, size) -> tuple:
+        """A buffer of ``size`` bytes (a dim) for one op's kernels during the run (a stage
+        buffer of the plan), to pass as an ``extra`` kernel param."""
+        return self._main.stage(size)
 
     # -- the plan -------------------------------------------------------------------------------
     def build(self) -> None:

@@ -1,0 +1,279 @@
+"""GPU benchmarks: tfc's GPU programs vs JAX (GPU) and CuPy, same run, same card.
+
+    python -m benchmarks.gpu [--reps 20] [--only elementwise,matmul] [--json out.json]
+
+Each workload is a TF1 graph compiled with ``tfc.compile(..., target="cuda")``; it is run
+once (inputs uploaded, result checked against JAX's), then ``replay()`` re-runs its plan
+on the data already on the device, as the peers run on device arrays. Training steps
+also run as ``Session.run`` on ``/gpu:0`` (variables in device memory, the batch fed
+from the host each step). Times are medians of ``--reps`` synchronised steps, in ms.
+Elementwise and layernorm also print the fraction of the card's copy bandwidth
+(a device-to-device copy measured in the same run) their bytes would take.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave memory to tfc and CuPy
+
+
+def _median_ms(step, reps: int) -> float:
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+# -- workloads: (inputs, TF1 graph builder, JAX function, CuPy function or None, bytes moved) --------------
+def elementwise():
+    x = _rng().standard_normal(64 * 1024 * 1024).astype(np.float32)
+
+    def graph(tf):
+        t = tf.placeholder(tf.float32, [x.size], name="x")
+        return [t], tf.tanh(t * 1.5 + 0.5) * tf.sigmoid(t) + t * t
+
+    def jax_fn(jnp, jax, x):
+        return jnp.tanh(x * 1.5 + 0.5) * jax.nn.sigmoid(x) + x * x
+
+    def cupy_fn(cp):
+        kernel = cp.ElementwiseKernel("float32 x", "float32 y",
+                                      "y = tanhf(x * 1.5f + 0.5f) / (1.0f + expf(-x)) + x * x", "tfc_bench_ew")
+        return kernel
+
+    return [x], graph, jax_fn, cupy_fn, 2 * x.nbytes
+
+
+def layernorm():
+    rng = _rng()
+    x = rng.standard_normal((16384, 1024)).astype(np.float32)
+    gamma = (1 + 0.1 * rng.standard_normal(1024)).astype(np.float32)
+    beta = (0.1 * rng.standard_normal(1024)).astype(np.float32)
+
+    def graph(tf):
+        t = tf.placeholder(tf.float32, [None, 1024], name="x")
+        mean, var = tf.nn.moments(t, axes=[1], keep_dims=True)
+        return [t], (t - mean) * tf.rsqrt(var + 1e-5) * tf.constant(gamma) + tf.constant(beta)
+
+    def jax_fn(jnp, jax, x):
+        mean = x.mean(axis=1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+        return (x - mean) * jax.lax.rsqrt(var + 1e-5) * gamma + beta
+
+    return [x], graph, jax_fn, None, 2 * x.nbytes
+
+
+def mlp():
+    rng = _rng()
+    sizes = (784, 512, 512, 10)
+    x = rng.standard_normal((4096, 784)).astype(np.float32)
+    params = [((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), np.zeros(b, np.float32))
+              for a, b in zip(sizes, sizes[1:])]
+
+    def graph(tf):
+        t = tf.placeholder(tf.float32, [None, 784], name="x")
+        h = t
+        for i, (w, b) in enumerate(params):
+            h = tf.matmul(h, tf.constant(w)) + tf.constant(b)
+            h = tf.nn.relu(h) if i < len(params) - 1 else tf.nn.softmax(h)
+        return [t], h
+
+    def jax_fn(jnp, jax, x):
+        h = x
+        for i, (w, b) in enumerate(params):
+            h = jnp.dot(h, w, precision="highest") + b
+            h = jax.nn.relu(h) if i < len(params) - 1 else jax.nn.softmax(h)
+        return h
+
+    return [x], graph, jax_fn, None, 0
+
+
+def matmul():
+    rng = _rng()
+    a = rng.standard_normal((4096, 4096)).astype(np.float32)
+    b = rng.standard_normal((4096, 4096)).astype(np.float32)
+
+    def graph(tf):
+        ta = tf.placeholder(tf.float32, [4096, 4096], name="a")
+        tb = tf.placeholder(tf.float32, [4096, 4096], name="b")
+        return [ta, tb], tf.matmul(ta, tb)
+
+    def jax_fn(jnp, jax, a, b):
+        return jnp.dot(a, b, precision="highest")
+
+    def cupy_fn(cp):
+        return cp.matmul
+
+    return [a, b], graph, jax_fn, cupy_fn, 0
+
+
+def cnn():
+    rng = _rng()
+    x = rng.standard_normal((256, 28, 28, 1)).astype(np.float32)
+    w1 = (rng.standard_normal((5, 5, 1, 32)) * 0.2).astype(np.float32)
+    w2 = (rng.standard_normal((5, 5, 32, 64)) * 0.05).astype(np.float32)
+    wd = (rng.standard_normal((7 * 7 * 64, 10)) * 0.01).astype(np.float32)
+
+    def graph(tf):
+        t = tf.placeholder(tf.float32, [None, 28, 28, 1], name="x")
+        h = tf.nn.max_pool(tf.nn.relu(tf.nn.conv2d(t, tf.constant(w1), [1, 1, 1, 1], "SAME")), [1, 2, 2, 1],
+                           [1, 2, 2, 1], "SAME")
+        h = tf.nn.max_pool(tf.nn.relu(tf.nn.conv2d(h, tf.constant(w2), [1, 1, 1, 1], "SAME")), [1, 2, 2, 1],
+                           [1, 2, 2, 1], "SAME")
+        return [t], tf.nn.softmax(tf.matmul(tf.reshape(h, [-1, 7 * 7 * 64]), tf.constant(wd)))
+
+    def jax_fn(jnp, jax, x):
+        def conv(h, w):
+            return jax.lax.conv_general_dilated(h, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                                precision="highest")
+
+        def pool(h):
+            return jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "SAME")
+
+        h = pool(jax.nn.relu(conv(x, w1)))
+        h = pool(jax.nn.relu(conv(h, w2)))
+        return jax.nn.softmax(jnp.dot(h.reshape(-1, 7 * 7 * 64), wd, precision="highest"))
+
+    return [x], graph, jax_fn, None, 0
+
+
+def mlp_train():
+    rng = _rng()
+    sizes = (784, 512, 512, 10)
+    x = rng.standard_normal((4096, 784)).astype(np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 4096)]
+    initial = [(rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32) for a, b in zip(sizes, sizes[1:])]
+
+    def graph(tf):
+        t = tf.placeholder(tf.float32, [None, 784], name="x")
+        y = tf.placeholder(tf.float32, [None, 10], name="y")
+        h = t
+        for i, w in enumerate(initial):
+            h = tf.matmul(h, tf.Variable(w, name=f"w{i}"))
+            h = tf.nn.relu(h) if i < len(initial) - 1 else h
+        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=h))
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        return [t, y], (loss, train)
+
+    def jax_fn(jnp, jax, x, y):
+        def loss_fn(ws):
+            h = x
+            for i, w in enumerate(ws):
+                h = jnp.dot(h, w, precision="highest")
+                h = jax.nn.relu(h) if i < len(ws) - 1 else h
+            return jnp.mean(-jnp.sum(y * jax.nn.log_softmax(h), axis=1))
+
+        ws = [jnp.asarray(w) for w in initial]
+        loss, grads = jax.value_and_grad(loss_fn)(ws)
+        return loss, [w - 0.1 * g for w, g in zip(ws, grads)]
+
+    return [x, labels], graph, jax_fn, None, 0
+
+
+WORKLOADS = {"elementwise": elementwise, "layernorm": layernorm, "mlp": mlp, "matmul": matmul, "cnn": cnn,
+             "mlp_train": mlp_train}
+
+
+def _copy_bandwidth(driver) -> float:
+    """Bytes/s of a 1 GiB device-to-device copy (read + write counted)."""
+    n = 1 << 30
+    a, b = driver.alloc(n), driver.alloc(n)
+    try:
+        driver.memcpy_dtod(b, a, n)
+        driver.synchronize()
+        start = time.perf_counter()
+        for _ in range(5):
+            driver.memcpy_dtod(b, a, n)
+        driver.synchronize()
+        return 2 * n * 5 / (time.perf_counter() - start)
+    finally:
+        driver.free(a)
+        driver.free(b)
+
+
+def run(names, reps: int) -> list:
+    import tfc
+    import tfc.compat.v1 as tf
+    from tfc.runtime.cuda import driver
+
+    cuda = driver()
+    bandwidth = _copy_bandwidth(cuda)
+    print(f"device: {cuda.device_name()}, copy bandwidth {bandwidth / 1e12:.2f} TB/s")
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        jax = jnp = None
+    try:
+        import cupy as cp
+    except ImportError:
+        cp = None
+    rows = []
+    for name in names:
+        inputs, graph_fn, jax_fn, cupy_fn, moved = WORKLOADS[name]()
+        row = {"workload": name}
+        graph = tf.Graph()
+        with graph.as_default():
+            feeds, fetch = graph_fn(tf)
+            training = isinstance(fetch, tuple)
+            started = time.perf_counter()
+            if training:
+                session = tf.Session()
+                session.run(tf.global_variables_initializer())
+                program = tfc.compile(list(fetch), feeds=feeds, target="cuda", session=session)
+            else:
+                program = tfc.compile(fetch, feeds=feeds, target="cuda")
+            row["compile_s"] = time.perf_counter() - started
+            result = program(*inputs)
+            code = program.result.executable.code
+            row["tfc_ms"] = _median_ms(code.replay, reps)
+        if jax is not None:
+            device_inputs = [jax.device_put(a) for a in inputs]
+            jitted = jax.jit(lambda *a: jax_fn(jnp, jax, *a))
+            reference = jitted(*device_inputs)
+            row["jax_ms"] = _median_ms(lambda: jax.block_until_ready(jitted(*device_inputs)), reps)
+            ours = result[0] if training else result
+            theirs = np.asarray(reference[0] if training else reference)
+            scale = max(1e-30, float(np.abs(theirs).max()))
+            row["max_rel_err_vs_jax"] = float(np.abs(np.asarray(ours) - theirs).max() / scale)
+        if cp is not None and cupy_fn is not None:
+            device_inputs = [cp.asarray(a) for a in inputs]
+            fn = cupy_fn(cp)
+            row["cupy_ms"] = _median_ms(lambda: (fn(*device_inputs), cp.cuda.Device().synchronize()), reps)
+        if moved:
+            row["bandwidth_limit_ms"] = moved / bandwidth * 1e3
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.gpu", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--only", help="comma-separated workloads (default: all)")
+    parser.add_argument("--json", help="write the rows to this file")
+    args = parser.parse_args(argv)
+    names = args.only.split(",") if args.only else list(WORKLOADS)
+    rows = run(names, args.reps)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
