@@ -109,7 +109,7 @@ def test_emit_ptx_for_the_gpu_prints_one_entry_per_kernel(capsys):
 def test_emit_llvm_for_the_gpu_prints_kernels_and_their_cuda_entries(capsys):
     assert main(["dump-ir", MLP, "--fetch", "probabilities", "--target", "cuda", "--emit", "llvm"]) == 0
     out = capsys.readouterr().out
-    assert "define ptx_kernel void @\"tfc_k" in out
+    assert "define void @\"tfc_k" in out and "!nvvm.annotations = !{" in out
     assert "@\"llvm.nvvm.read.ptx.sreg.tid.x\"" in out
     assert "define internal i32 @\"grid.k" in out
 

@@ -180,9 +180,14 @@ class GpuProgram(Program):
         other = [fn for t, fns in self._entries.items() if t != target for fn in fns]
         hidden = {fn.name: self.module.globals.pop(fn.name) for fn in other if fn.name in self.module.globals}
         try:
-            return str(self.module)
+            text = str(self.module)
         finally:
             self.module.globals.update(hidden)
+        if target == "ptx":
+            kernels = sorted((fn for fn in self._entries["ptx"] if fn.name.startswith(ENTRY_PREFIX)),
+                             key=lambda fn: fn.name)
+            text += "\n" + kernel_annotations(kernels, len(self.module.metadata) + 1000)
+        return text
 
 
 # -- grid functions and entries ---------------------------------------------------------------------
@@ -221,8 +226,6 @@ def _emit_entry(module: ll.Module, grid: ll.Function, name: str, target: str) ->
     buffers = len(grid.args) - 5
     params = [I8P] * buffers + [I64P, I64P, I64, I64P, I64] + ([I64] if target == "host" else [])
     entry = ll.Function(module, ll.FunctionType(ll.VoidType(), params), name=name)
-    if target == "ptx":
-        entry.calling_convention = "ptx_kernel"
     args = list(entry.args)
     bufs, (dims, err, extent, status, site) = args[:buffers], args[buffers:buffers + 5]
     b = ll.IRBuilder(entry.append_basic_block("entry"))
@@ -248,6 +251,17 @@ def _emit_entry(module: ll.Module, grid: ll.Function, name: str, target: str) ->
     b.position_at_end(done)
     b.ret_void()
     return entry
+
+
+def kernel_annotations(entries: list, first_id: int) -> str:
+    """``!nvvm.annotations`` marking ``entries`` as CUDA kernels: what every LLVM's NVPTX
+    backend reads (LLVM 20 and newer turn it into the ``ptx_kernel`` calling
+    convention). Text, appended to the PTX target's module only."""
+    ids = [f"!{first_id + i}" for i in range(len(entries))]
+    lines = [f"!nvvm.annotations = !{{{', '.join(ids)}}}"]
+    for node, entry in zip(ids, entries):
+        lines.append(f'{node} = !{{{entry.type} @"{entry.name}", !"kernel", i32 1}}')
+    return "\n".join(lines) + "\n"
 
 
 def _run_thread(b, grid, bufs, dims, err, extent, status_word, site, thread, threads) -> None:

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The GPU checks, run on a machine with an NVIDIA GPU (the device tool's lent machines):
+# the device tests (the CPU codegen suites re-run on the GPU, the driver, sessions on
+# /gpu:0), then the GPU benchmarks. Logs and the benchmark JSON go to $OUT (or ./gpu-out).
+#   bash scripts/gpu_check.sh [test seconds] [benchmark seconds]
+set -uo pipefail
+OUT=${OUT:-gpu-out}
+mkdir -p "$OUT"
+TEST_SECONDS=${1:-240}
+BENCH_SECONDS=${2:-200}
+cd "$(dirname "$0")/.."
+# Wheels and packed packages carried in .whl/ (see the device notes): installed only where
+# the machine's own are older than what tfc was generated or tested with.
+SITE=/tmp/tfc-site
+mkdir -p "$SITE"
+if ls .whl/protobuf-*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/protobuf-*.whl
+fi
+if [ -f .whl/llvmlite.tar.xz ] && ! python3 -c "import llvmlite, sys; sys.exit(tuple(map(int, llvmlite.__version__.split('.')[:2])) < (0, 50))"; then
+  tar -xJf .whl/llvmlite.tar.xz -C "$SITE"
+fi
+export PYTHONPATH="$SITE:$PWD"
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/device.txt"
+python3 -c "import llvmlite, numpy, google.protobuf as p; print('llvmlite', llvmlite.__version__, 'numpy', numpy.__version__, 'protobuf', p.__version__)" | tee -a "$OUT/device.txt"
+XDIST=""
+python3 -c "import xdist" 2>/dev/null && XDIST="-n 8"
+timeout "$TEST_SECONDS" python3 -m pytest -q -p no:cacheprovider $XDIST --maxfail=40 \
+  tests/runtime/cuda tests/codegen/gpu/test_device_ops.py tests/codegen/gpu/test_device_fusions.py \
+  tests/codegen/gpu/test_device_checks.py tests/codegen/gpu/test_device_control_flow.py \
+  tests/codegen/gpu/test_compile_target.py tests/codegen/gpu/test_ptx.py 2>&1 | tee "$OUT/tests.log" | tail -40
+timeout "$BENCH_SECONDS" python3 -m benchmarks.gpu --reps 10 --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
