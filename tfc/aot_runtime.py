@@ -100,6 +100,16 @@ def manifest_digest(manifest: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def _gpu_manifest(directory: str) -> Optional[dict]:
+    """The manifest when ``directory`` holds a GPU artifact, else None."""
+    try:
+        with open(os.path.join(directory, MANIFEST), "rb") as f:
+            manifest = json.loads(f.read().decode())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return manifest if isinstance(manifest, dict) and manifest.get("format") == "tfc-aot-cuda" else None
+
+
 def read_manifest(directory: str) -> dict:
     path = os.path.join(directory, MANIFEST)
     if not os.path.isdir(directory):
@@ -484,7 +494,8 @@ class _CallContext:
         self.dims = (ctypes.c_int64 * max(1, num_symbols))()
         self.error = np.zeros(ERROR_RECORD_SIZE, dtype=np.int64)
         self.slots[slots["error"]] = self.error.ctypes.data
-        self.slots[slots["weights"]] = weights.ctypes.data
+        if slots.get("weights") is not None:  # (a GPU artifact's constants live on the device)
+            self.slots[slots["weights"]] = weights.ctypes.data
         self.arena = np.empty(0, dtype=np.uint8)
         self.runs = 0
 
@@ -500,7 +511,9 @@ class LoadedModel:
     Thread-safe: calls from several threads run in parallel, each with its own
     ``_CallContext``; a model with state (RNG counters) runs one call at a time."""
 
-    def __init__(self, directory: str, manifest: dict, library, weights: np.ndarray):
+    def __init__(self, directory: str, manifest: dict, library, weights: np.ndarray, entry=None):
+        """``entry``: what runs the program, ``entry(slots, dims) -> status`` (default: the
+        library's entry; a GPU artifact passes its plan's runner)."""
         self.directory = directory
         self.manifest = manifest
         self._library = library
@@ -508,9 +521,10 @@ class LoadedModel:
         self.symbols = list(manifest["symbols"])
         self.inputs = manifest["inputs"]
         self.outputs = manifest["outputs"]
-        entry = getattr(library, manifest["entry"])
-        entry.restype = ctypes.c_int32
-        entry.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64)]
+        if entry is None:
+            entry = getattr(library, manifest["entry"])
+            entry.restype = ctypes.c_int32
+            entry.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64)]
         self._entry = entry
         self._dtypes = [np.dtype(t["dtype"]) for t in self.inputs]
         self._states = [np.zeros(t["shape"], dtype=t["dtype"]) for t in manifest["states"]]
@@ -739,6 +753,11 @@ def load(directory: str, num_threads: Optional[int] = None, check_cpu: bool = Tr
     ``num_threads`` sizes the library's thread pool (default: TFC_NUM_THREADS, else the
     cores this process may use)."""
     directory = os.fspath(directory)
+    gpu = _gpu_manifest(directory)
+    if gpu is not None:  # a GPU artifact (tfc/codegen/gpu/aot.py)
+        from tfc.runtime.cuda.artifact import load_gpu
+
+        return load_gpu(directory, gpu)
     manifest = read_manifest(directory)
     verify_files(directory, manifest)
     if check_cpu:

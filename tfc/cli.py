@@ -256,21 +256,24 @@ def aot(args) -> int:
         compiled = tfc.compile(fetches[0] if len(fetches) == 1 else fetches, feeds=feeds, graph=graph,
                                session=session, freeze_variables=True, native=False)
         manifest = compiled.save(args.output, name=args.name, target_cpu=args.target_cpu,
-                                 target_features=args.target_features)
+                                 target_features=args.target_features, target=args.target, arch=args.arch)
     except AOTError as e:
         raise SystemExit(f"tfc aot: {e}") from None
     finally:
         if session is not None:
             session.close()
     out = sys.stdout
-    out.write(f"wrote {args.output}/ for {manifest['target']['triple']} (CPU {manifest['target']['cpu']})\n")
+    target = manifest["target"]
+    where = f"CUDA {target['arch']}" if target.get("kind") == "cuda" else f"{target['triple']} (CPU {target['cpu']})"
+    out.write(f"wrote {args.output}/ for {where}\n")
     for t in manifest["inputs"]:
         out.write(f"  input  {t['name']}: {t['dtype']}[{', '.join(map(str, t['shape']))}]\n")
     for t in manifest["outputs"]:
         out.write(f"  output {t['name']}: {t['dtype']}[{', '.join(map(str, t['shape']))}]\n")
     for name, info in manifest["files"].items():
         out.write(f"  {name:<24} {info['bytes']:>10} bytes\n")
-    out.write(f"  exports: {', '.join(manifest['exports'])}\n")
+    if "exports" in manifest:
+        out.write(f"  exports: {', '.join(manifest['exports'])}\n")
     if session is not None and not args.checkpoint and saved_model is None:
         out.write("  note: variables were frozen at their initial values (give --checkpoint to use trained ones)\n")
     return 0
@@ -396,6 +399,10 @@ def main(argv=None) -> int:
     aot_parser.add_argument("--target-cpu", help="host (default) or a baseline: x86-64, x86-64-v2, x86-64-v3, "
                                                  "x86-64-v4; another LLVM CPU name needs --target-features")
     aot_parser.add_argument("--target-features", help="LLVM features, e.g. +avx2,+fma (default: the CPU's)")
+    aot_parser.add_argument("--target", choices=["cpu", "cuda"], default="cpu", help="a CPU library (default) or "
+                            "a GPU artifact: PTX, cubin, launch plan")
+    aot_parser.add_argument("--arch", help="the CUDA architecture with --target cuda (default: the device's, else "
+                            "sm_80)")
     aot_parser.add_argument("--checkpoint", help="restore variables from this checkpoint prefix (default: "
                                                  "their initial values)")
     aot_parser.add_argument("--tag-set", default="serve", help="a SavedModel's MetaGraphDef: its tags, comma-"

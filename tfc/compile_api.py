@@ -94,12 +94,18 @@ class CompiledGraph:
 
     # -- ahead of time ------------------------------------------------------------------------
     def save(self, directory: str, name: str = "model", target_cpu: Optional[str] = None,
-             target_features: Optional[str] = None) -> dict:
+             target_features: Optional[str] = None, target: str = "cpu", arch: Optional[str] = None) -> dict:
         """Write an ahead-of-time artifact (shared library, C header, weights, manifest) to
         ``directory``; ``tfc.load(directory)`` runs it without the compiler. Variables must be
         frozen (``freeze_variables=True``). ``target_cpu``: the host (default) or a portable
-        baseline such as "x86-64-v2" / "x86-64-v3". Returns the manifest."""
+        baseline such as "x86-64-v2" / "x86-64-v3". ``target="cuda"``: a GPU artifact (PTX,
+        cubin, launch plan, constants, manifest) for ``arch``. Returns the manifest."""
         from tfc.codegen.aot import build_artifact
+
+        if target == "cuda":
+            from tfc.codegen.gpu.aot import build_gpu_artifact
+
+            return build_gpu_artifact(self, directory, name=name, arch=arch)
 
         return build_artifact(self, directory, name=name, target_cpu=target_cpu, target_features=target_features)
 
