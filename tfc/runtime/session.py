@@ -438,6 +438,10 @@ class BaseSession:
         if target == "cuda":
             from .cuda.devices import emulated
 
+            if not emulated():
+                from .cuda.executable import process_allocator
+
+                process_allocator(getattr(self._config, "gpu_options", None))  # the first session's options
             step_key = None  # the persistent step cache keeps CPU programs
             result = compile_module(lowered.module, constraints=lowered.constraints, target="cuda",
                                     emulate=emulated())

@@ -346,11 +346,7 @@ class CudaDevice:
         self.driver = driver()
         self.module = self.driver.load_module(ptx, name)
         self.functions = {kernel: self.module.function(kernel) for kernel in kernels}
-        if allocator is None:
-            from .allocator import CachingAllocator
-
-            allocator = CachingAllocator(self.driver)
-        self.allocator = allocator
+        self.allocator = allocator or process_allocator()
 
     def alloc(self, nbytes: int) -> _Allocation:
         buffer = self.allocator.allocate(nbytes)
@@ -385,6 +381,23 @@ class CudaDevice:
 
     def synchronize(self) -> None:
         self.driver.synchronize()
+
+
+_process_allocator: list = []  # the one caching allocator of the process (TF's GPUProcessState)
+_process_allocator_lock = threading.Lock()
+
+
+def process_allocator(gpu_options=None):
+    """The process's caching device allocator, made at the first call from ``gpu_options``
+    (a ConfigProto's: per_process_gpu_memory_fraction, allow_growth). As in TF, the
+    options of the first session that uses the GPU hold for the process."""
+    with _process_allocator_lock:
+        if not _process_allocator:
+            from .allocator import from_gpu_options
+            from .driver import driver
+
+            _process_allocator.append(from_gpu_options(driver(), gpu_options))
+        return _process_allocator[0]
 
 
 def _host_view(address: int, nbytes: int) -> np.ndarray:
