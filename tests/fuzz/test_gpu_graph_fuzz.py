@@ -5,7 +5,6 @@ with TFC_GPU_EMULATION=1, or on a GPU)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import tfc.compat.v1 as tf
 from tfc.testing import fuzz

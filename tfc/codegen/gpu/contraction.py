@@ -21,7 +21,7 @@ from tfc import ir
 from tfc.ir.dims import dim_ceildiv, dim_mul, dims_product
 
 from ..kernel import Elemental, Index
-from ..kernels.contraction import contraction_body
+from ..kernels.contraction import contraction_body, flat_offset, split_flat
 from ..llvm_util import CodegenError, call_intrinsic, const_i64, counted_loop, if_then, register_type
 
 TILE_M = 4  # rows of a dot's register tile
@@ -152,18 +152,10 @@ class _TiledDot(_Contraction):
         self.TM, self.TN = _tile(self.sizes["M"], TILE_M), _tile(self.sizes["N"], TILE_N)
 
     def split(self, flat, shape: list, dims: list) -> list:
-        """The per-dim indices of a flat (row-major) index over some dims of an operand."""
-        if len(dims) <= 1:
-            return [flat] if dims else []
-        return self.k.delinearize(flat, [shape[d] for d in dims])
+        return split_flat(self.k, flat, shape, dims)
 
     def offset(self, flat, shape: list, strides: list, dims: list):
-        """The element offset, in an operand, of a flat index over some of its dims."""
-        b = self.k.b
-        total = const_i64(0)
-        for position, d in zip(self.split(flat, shape, dims), dims):
-            total = b.add(total, b.mul(position, strides[d]))
-        return total
+        return flat_offset(self.k, flat, shape, strides, dims)
 
     def emit(self) -> None:
         k, b = self.k, self.k.b

@@ -61,6 +61,22 @@ def _strides(kernel, t: ir.TensorType) -> list:
     return strides
 
 
+def split_flat(kernel, flat, shape: list, dims: list) -> list:
+    """The per-dim indices of a flat (row-major) index over ``dims`` of an operand."""
+    if len(dims) <= 1:
+        return [flat] if dims else []
+    return kernel.delinearize(flat, [shape[d] for d in dims])
+
+
+def flat_offset(kernel, flat, shape: list, strides: list, dims: list):
+    """The element offset, in an operand, of a flat index over some of its dims."""
+    b = kernel.b
+    total = const_i64(0)
+    for index, d in zip(split_flat(kernel, flat, shape, dims), dims):
+        total = b.add(total, b.mul(index, strides[d]))
+    return total
+
+
 class _Dot:
     """A general dot: any number of batch, free and contracting dims. The lhs free dims
     flatten into rows ``m``, the rhs free dims into columns ``n`` (the output is
@@ -95,18 +111,10 @@ class _Dot:
         return total
 
     def split(self, flat, shape: list, dims: list) -> list:
-        """The per-dim indices of a flat (row-major) index over ``dims``."""
-        if len(dims) <= 1:
-            return [flat] if dims else []
-        return self.k.delinearize(flat, [shape[d] for d in dims])
+        return split_flat(self.k, flat, shape, dims)
 
     def offset(self, flat, shape: list, strides: list, dims: list):
-        """The memory offset of a flat index over some dims of an operand."""
-        b = self.k.b
-        total = const_i64(0)
-        for index, d in zip(self.split(flat, shape, dims), dims):
-            total = b.add(total, b.mul(index, strides[d]))
-        return total
+        return flat_offset(self.k, flat, shape, strides, dims)
 
     def contraction(self, body, loffset, roffset, depth: int = 0) -> None:
         """Loops over the contracting dims; ``body(lhs offset, rhs offset)`` innermost."""

@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from tfc import program_errors as checks
-from tfc.codegen.gpu.plan import Copy, If, Launch, While
+from tfc.codegen.gpu.plan import Copy, If, Launch
 
 CONTROL_WORDS = checks.RECORD_SIZE + 1  # the error record, then the status word, then the dims
 
