@@ -15,7 +15,7 @@ _OP_MODULES = [
     "tfc.frontend.ops.extra_ops", "tfc.frontend.control_flow", "tfc.frontend.ops.functional_ops",
     "tfc.frontend.tensor_array", "tfc.frontend.map_fn", "tfc.frontend.rnn", "tfc.frontend.dynamic_rnn",
     "tfc.frontend.clip_ops", "tfc.frontend.embedding_ops", "tfc.frontend.stack_ops", "tfc.frontend.check_ops",
-    "tfc.frontend.tf_logging", "tfc.frontend.ops.scatter_ops", "tfc.frontend.ops.topk_ops", "tfc.frontend.ops.matrix_ops",
+    "tfc.frontend.tf_logging", "tfc.frontend.ops.scatter_ops", "tfc.frontend.ops.topk_ops", "tfc.frontend.ops.dynamic_shape_ops", "tfc.frontend.ops.matrix_ops",
     "tfc.frontend.ops.sharded_save_ops", "tfc.frontend.ops.einsum_ops",
     "tfc.frontend.ops.logging_ops", "tfc.frontend.ops.image_resize_ops", "tfc.frontend.ops.random_extra_ops",
     "tfc.frontend.ops.nn_extra_ops",

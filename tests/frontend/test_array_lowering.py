@@ -537,14 +537,24 @@ def test_select_and_select_v2():
     run_batches(fetches, feeds, expected)
 
 
-def test_where_of_a_constant_folds_and_of_a_placeholder_fails():
+def test_where_of_a_constant_and_of_a_placeholder():
     static = tf.where(tf.constant([[True, False], [False, True]]))
     with tf.Session() as sess:
         assert_same(sess.run(static), np.array([[0, 0], [1, 1]], np.int64), "static where")
     c = tf.placeholder(tf.bool, [None])
+    with tf.Session() as sess:  # on the host; a compiled consumer runs in a later stage
+        assert_same(sess.run(tf.where(c), {c: np.array([True, False, True])}), np.array([[0], [2]], np.int64),
+                    "where of a feed")
+        assert_same(sess.run(tf.reduce_sum(tf.where(c)) * 2, {c: np.array([False, True, True])}), np.int64(6),
+                    "a compiled op of where's result")
+
+
+def test_where_with_a_data_dependent_size_inside_a_cond_is_refused():
+    c = tf.placeholder(tf.bool, [None])
+    out = tf.cond(tf.reduce_any(c), lambda: tf.reduce_sum(tf.where(c)), lambda: tf.constant(0, tf.int64))
     with tf.Session() as sess:
         with pytest.raises(UnsupportedOpsError, match="data-dependent output shape"):
-            sess.run(tf.where(c), {c: np.array([True, False])})
+            sess.run(out, {c: np.array([True, False])})
 
 
 # -- failures ------------------------------------------------------------------------------------------

@@ -14,6 +14,12 @@ names both.
 An entry with ``host_effect`` (tf.Print) is compiled (an identity) and its ``host`` also
 runs after the program, in graph order with the late host ops, on values the program
 returns: printing is a host action after the step.
+
+An entry with ``host_fallback`` (tf.where's indices, tf.setdiff1d) is compiled when the
+compiler can fold it (its values known while compiling), and runs on the host when the
+lowering refuses it (values known only at run time: the session then plans the step
+again with the op forced to the host). A compiled op that needs a late host op's result
+makes the step run in stages (``HostPlan.middle``).
 """
 from __future__ import annotations
 
@@ -27,7 +33,11 @@ from tfc.frontend.registry import lookup_op_type
 from tfc.passes.lower import prune
 
 
-def runs_on_host(op) -> bool:
+def runs_on_host(op, forced=frozenset()) -> bool:
+    """``forced``: ops with a ``host_fallback`` the compiler could not lower in this step
+    (tf.where of values known only at run time): they run on the host too."""
+    if op in forced:
+        return True
     entry = lookup_op_type(op.type)
     if getattr(entry, "host", None) is None or getattr(entry, "host_effect", False):
         return False
@@ -50,17 +60,21 @@ class HostPlan:
     native_fetches: list = field(default_factory=list)  # tensors the program must return
     native_targets: list = field(default_factory=list)  # ops the program must run
     early_outputs: list = field(default_factory=list)  # host results fed to the program
+    # host ops that compiled ops wait for (a py_func, tf.where's indices...): the step runs
+    # in stages (Session._execute_staged); the other fields are then unused
+    middle: list = field(default_factory=list)
 
     @property
     def trivial(self) -> bool:
         return not self.early and not self.late
 
 
-def plan_step(fetch_tensors, target_ops, fed_tensors) -> HostPlan:
-    """Split what a run needs into early host ops, the program, and late host ops."""
+def plan_step(fetch_tensors, target_ops, fed_tensors, forced_host=frozenset()) -> HostPlan:
+    """Split what a run needs into early host ops, the program, and late host ops
+    (``forced_host``: see ``runs_on_host``)."""
     fed = set(fed_tensors)
     needed = prune(fetch_tensors, target_ops, fed)
-    host = [op for op in needed if runs_on_host(op)]
+    host = [op for op in needed if runs_on_host(op, forced_host)]
     if host:  # a string Const that a compiled op reads (tf.Assert's message) is compiled: its value is known
         host_set, needed_set = set(host), set(needed)
         host = [op for op in host if not (op.type == "Const" and any(
@@ -98,15 +112,9 @@ def plan_step(fetch_tensors, target_ops, fed_tensors) -> HostPlan:
             late.append(op)
     late_set = set(late) - effect_set  # an effect's outputs are the program's
     native_ops = [op for op in needed if op not in host_set and not (_is_constant(op) and _only_host_users(op, host_set))]
-    for op in native_ops:
-        for t in op.inputs:
-            if t.op in late_set:
-                raise HostOpError(f"'{op.name}' ({op.type}) is compiled but needs '{t.op.name}' ({t.op.type}), "
-                                  "which runs on the host after the compiled program")
-        for c in op.control_inputs:
-            if c in late_set:
-                raise HostOpError(f"'{op.name}' ({op.type}) is compiled but must run after '{c.name}' ({c.type}), "
-                                  "which runs on the host after the compiled program")
+    middle = _middle_host_ops(native_ops, late_set)
+    if middle:
+        return HostPlan(middle=middle)
     plan = HostPlan(early=early, late=late)
     native_set = set(native_ops)
     early_outputs = []
@@ -129,6 +137,25 @@ def plan_step(fetch_tensors, target_ops, fed_tensors) -> HostPlan:
         targets.extend(c for c in op.control_inputs if c in native_set and c not in targets)
     plan.native_targets = targets
     return plan
+
+
+def _middle_host_ops(native_ops: list, late_set: set) -> list:
+    """The late host ops a compiled op needs (an input or a control dependency), in
+    graph order: their results exist only after a first program ran, so the step runs
+    in stages. One inside a tf.cond or tf.while_loop cannot be staged: refused."""
+    middle = []
+    for op in native_ops:
+        for t in op.inputs:
+            if t.op in late_set and t.op not in middle:
+                middle.append(t.op)
+        for c in op.control_inputs:
+            if c in late_set and c not in middle:
+                middle.append(c)
+    for host_op in middle:
+        if host_op._get_control_flow_context() is not None:
+            raise HostOpError(f"'{host_op.name}' ({host_op.type}) runs on the host and compiled ops need its "
+                              "result, inside a tf.cond or tf.while_loop: tfc cannot run a step in stages there yet")
+    return sorted(middle, key=lambda op: op._id)  # creation order is a topological order
 
 
 def _is_constant(op) -> bool:

@@ -27,6 +27,8 @@ from tfc import ir
 from tfc.frontend import dtypes, errors
 from tfc.frontend.device import DeviceSpec, full_device_name
 from tfc.frontend.graph import Operation, Tensor, default_session_stack, get_default_graph
+from tfc.frontend.registry import lookup_op_type
+from tfc.passes.lower import UnsupportedOpsError
 
 from .executable import ShapeBindingError
 from .host import plan_step, run_host_ops
@@ -127,7 +129,14 @@ class _RunPlan:
         if session._remote is not None:  # a grpc:// session: the master plans and runs the step
             self.host, self.native_feed_positions, self.native_feeds, self.steps = None, [], [], {}
             return
-        self.host = plan_step(tensors, ops, self.fed) if not self.nothing_to_do else None
+        self.forced_host: frozenset = frozenset()
+        self.plan_host()
+
+    def plan_host(self) -> None:
+        """How the step splits into host ops and compiled programs (again when ops are
+        forced to the host: see ``runs_on_host``)."""
+        tensors, ops = self.computed, self.fetch_plan.ops
+        self.host = plan_step(tensors, ops, self.fed, self.forced_host) if not self.nothing_to_do else None
         native_inputs = self.fed + (list(self.host.early_outputs) if self.host else [])
         if self.host is not None and (self.host.native_fetches or self.host.native_targets):
             used = set(_used_feeds(self.host.native_fetches, self.host.native_targets, dict.fromkeys(native_inputs)))
@@ -322,6 +331,25 @@ class BaseSession:
         self.stats["runs"] += 1
         if plan.nothing_to_do:
             return []
+        if plan.host.middle:
+            return self._execute_staged(plan, arrays)
+        try:
+            return self._execute_planned(plan, arrays)
+        except UnsupportedOpsError as e:
+            fallback = {op for op, _ in e.failures if getattr(lookup_op_type(op.type), "host_fallback", False)
+                        and op._get_control_flow_context() is None}
+            if not fallback or len(fallback) != len(e.failures) or fallback <= plan.forced_host:
+                raise
+            plan.forced_host = plan.forced_host | fallback  # what the compiler refused runs on the host
+            plan.plan_host()
+            self.stats["runs"] -= 1
+            ran = getattr(e, "host_values", None)
+            if ran:  # host ops already ran (one may have consumed input): hand their results on
+                results = self.run(list(plan.computed) + list(plan.fetch_plan.ops), feed_dict=ran)
+                return [to_fetch_value(v) for v in results[:len(plan.computed)]]
+            return self._execute(plan, arrays)
+
+    def _execute_planned(self, plan: "_RunPlan", arrays: list) -> list:
         if plan.host.trivial:
             return [to_fetch_value(v) for v in self._run_native(plan, arrays)]
         values = dict(zip(plan.fed, arrays))
@@ -330,10 +358,42 @@ class BaseSession:
         for t in plan.host.early_outputs:
             native_arrays.append(np.asarray(values[t], dtype=t.dtype.base_dtype.as_numpy_dtype, order="C"))
         if plan.host.native_fetches or plan.host.native_targets:
-            outputs = self._run_native(plan, native_arrays)
+            try:
+                outputs = self._run_native(plan, native_arrays)
+            except UnsupportedOpsError as e:
+                e.host_values = values if plan.host.early else None
+                raise
             values.update(zip(plan.host.native_fetches, outputs))
         run_host_ops(plan.host.late, values, self)
         return [to_fetch_value(_host_value(t, values)) for t in plan.computed]
+
+    def _execute_staged(self, plan: "_RunPlan", arrays: list) -> list:
+        """A step whose compiled ops need results of host ops (``HostPlan.middle``: a
+        py_func, tf.where's indices, tf.unique...) runs in stages, each a step of its own:
+        for each such host op in graph order, one step computes every tensor that flows
+        from what can run now into what must wait for it (its inputs among them), then
+        the host op runs; a last step computes the fetches and targets with all of those
+        fed. Stateful ops (random, assignments, py_funcs) and what depends on them run
+        once: their values are fed to the later stages. Stateless ones are computed again
+        where a later stage needs them, so shapes stay known to the compiler (a fed
+        ``tf.shape`` would be a value known only at run time)."""
+        from tfc.passes.lower import prune
+
+        values = dict(zip(plan.fed, arrays))
+        tensors, targets = plan.computed, plan.fetch_plan.ops
+        needed = prune(tensors, targets, plan.fed)
+        stateful = _after_stateful(needed)
+        for index, host_op in enumerate(plan.host.middle):
+            waiting = _downstream(plan.host.middle[index:], needed)
+            crossing = [t for op in needed if op not in waiting for t in op.outputs
+                        if t not in values and _feedable(t) and (op in stateful or op in plan.host.middle)
+                        and any(consumer in waiting for consumer in t.consumers())]
+            crossing += [t for t in host_op.inputs if t not in values and t not in crossing]  # what it reads
+            if crossing:
+                values.update(zip(crossing, self.run(crossing, feed_dict=dict(values))))
+            run_host_ops([host_op], values, self)
+        results = self.run(list(tensors) + list(targets), feed_dict=values)
+        return [to_fetch_value(v) for v in results[:len(tensors)]]
 
     def _run_native(self, plan: "_RunPlan", arrays: list) -> list:
         if plan.native_feed_positions:
@@ -360,7 +420,7 @@ class BaseSession:
                 outputs = step.executable.run(args)
             except ShapeBindingError as e:
                 raise errors.InvalidArgumentError(None, None, str(e)) from None
-        device = self._variables.values.device
+        device = getattr(self._variables.values, "device", None)  # (a worker's values have none)
         for position, name in step.written_variables:
             self._variables.values[name] = args[position]
             if step.target == "cuda":
@@ -595,6 +655,35 @@ class BaseSession:
 
     def compiled_steps(self) -> list:
         return list(self._cache.values())
+
+
+def _downstream(roots: list, needed: list) -> set:
+    """``roots`` and every op of ``needed`` (in topological order) that depends on one of
+    them, through data or control edges."""
+    reached = set(roots)
+    for op in needed:
+        if op not in reached and (any(t.op in reached for t in op.inputs)
+                                  or any(c in reached for c in op.control_inputs)):
+            reached.add(op)
+    return reached
+
+
+def _after_stateful(needed: list) -> set:
+    """The ops of ``needed`` (topological) that are stateful or depend on one."""
+    from tfc.frontend.registry import lookup_op_type
+
+    reached = set()
+    for op in needed:
+        if getattr(lookup_op_type(op.type), "stateful", False) or any(t.op in reached for t in op.inputs):
+            reached.add(op)
+    return reached
+
+
+def _feedable(tensor) -> bool:
+    """A value one stage can hand the next by feeding it (not a variable's ref or a
+    resource handle, whose consumers need the variable itself; not a constant)."""
+    dtype = tensor.dtype
+    return not dtype.is_ref_dtype and dtype.base_dtype != dtypes.resource and tensor.op.type != "Const"
 
 
 def _with_fed_fetches(plan: "_RunPlan", computed: list, fed_values: list, arrays: list) -> list:

@@ -1632,6 +1632,12 @@ class ListDiff(OpType):
         return run_shape_fn(op, shape_fn)
 
     lower = _lower_list_diff
+    host_fallback = True  # values known only at run time: on the host (tfc/runtime/host.py)
+
+    def host(op, x, y):
+        x, y = np.asarray(x), np.asarray(y)
+        keep = ~np.isin(x, y)
+        return [x[keep], np.flatnonzero(keep).astype(op._attrs["out_idx"].as_numpy_dtype)]
 
 
 def _lower_cumprod(ctx, op, x, axis):

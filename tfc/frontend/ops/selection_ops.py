@@ -552,6 +552,13 @@ class Where(OpType):
 
     lower = _lower_where
     not_differentiable = True
+    # a condition known only at run time: the indices are computed on the host (a later
+    # stage of the step gets them fed), outside a tf.cond or tf.while_loop
+    host_fallback = True
+
+    def host(op, condition):
+        condition = np.asarray(condition)
+        return [np.argwhere(condition != 0).astype(np.int64).reshape(-1, condition.ndim)]
 
 
 def _where_indices(condition, name):
