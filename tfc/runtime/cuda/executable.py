@@ -413,7 +413,8 @@ def emulated_device(module_text: str, kernels: dict) -> EmulatedDevice:
     if not kernels:
         return EmulatedDevice(None, {})
     entry = HOST_PREFIX + next(iter(kernels))
-    return EmulatedDevice(compile_ir(module_text, entry_name=entry, use_cache=False), kernels)
+    # no IR passes: programs are small in the emulation, and its LLVM time is the tests' time
+    return EmulatedDevice(compile_ir(module_text, entry_name=entry, use_cache=False, ir_passes=False), kernels)
 
 
 def gpu_executable(function, program, device, op_names: Sequence[str], constraints=(), source_ops=None,
