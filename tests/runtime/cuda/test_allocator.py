@@ -213,3 +213,21 @@ def test_concurrent_allocate_and_release():
     assert s["cached"] == sum(drv.live.values())  # every live driver block is in the cache
     alloc.empty_cache()
     assert drv.live == {}
+
+
+def test_the_process_allocator_takes_the_first_sessions_gpu_options(monkeypatch):
+    import sys
+
+    from tfc.runtime.cuda import executable
+
+    cuda_driver = sys.modules["tfc.runtime.cuda.driver"]  # (the package's ``driver`` is the function)
+
+    fake = FakeDriver(capacity=1 << 30, total=1 << 20)
+    monkeypatch.setattr(cuda_driver, "driver", lambda: fake)
+    monkeypatch.setattr(executable, "_process_allocator", [])
+    options = ConfigProto(gpu_options=GPUOptions(per_process_gpu_memory_fraction=0.25)).gpu_options
+    first = executable.process_allocator(options)
+    assert executable.process_allocator(None) is first  # later options do not change it
+    assert first.stats()["limit"] == (1 << 20) // 4
+    with pytest.raises(errors.ResourceExhaustedError, match="OOM when allocating tensor of"):
+        first.allocate((1 << 20) // 2, what="a variable")
