@@ -135,6 +135,25 @@ def build() -> dict:
     from tfc import compile_api
 
     api["compile"] = compile_api.compile
+    # -- eager --
+    # tf.enable_eager_execution, tf.executing_eagerly, tf.GradientTape, tf.function and
+    # tf.compat.v1 (tfc/frontend/eager). The TF1 namespace has no tf.contrib; TF1's eager
+    # names are the module tfc/contrib/eager.py (``import tfc.contrib.eager as tfe``).
+    from tfc.frontend import eager as _eager
+
+    api.update(_eager.TF_EXPORTS)
+    _compat = types.ModuleType("tfc.compat")  # not in sys.modules: tfc.compat is the real package
+
+    def _compat_getattr(name, _module_name="tfc.compat"):
+        if name == "v1":
+            return importlib.import_module("tfc.compat.v1")
+        from tfc._missing import missing
+
+        missing("compat", name, _module_name)
+
+    _compat.__getattr__ = _compat_getattr
+    api["compat"] = _compat
+    # -- end eager --
     from tfc import _missing
 
     _missing.install_all(api)  # tf.nn.foo that TF has and tfc lacks: "tfc does not implement tf.nn.foo yet"

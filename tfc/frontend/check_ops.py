@@ -103,6 +103,9 @@ def _assert(condition, data, summarize=None, name=None):
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's name
     """tf.Assert: an op that fails the run with ``data`` summarized when ``condition`` is
     false (TF 1.15's control_flow_ops.Assert; see the module comment for its graph)."""
+    if getattr(get_default_graph(), "_is_eager", False):  # eager mode: checked now; TF 1.x returns None
+        _assert(condition, data, summarize)
+        return None
     with name_scope(name, "Assert", [condition, data]) as name:
         xs = [convert_to_tensor(x) for x in data]
         if all(x.dtype.base_dtype in (dtypes.string, dtypes.int32) for x in xs):
@@ -140,6 +143,14 @@ def _assert_static(condition, data) -> None:
         raise InvalidArgumentError(None, None, "\n".join(str(d) for d in data_static))
 
 
+def _label(tensor) -> str:
+    """How messages name a tensor: its name; in eager mode (no names) its shape and dtype,
+    as TF 1.x's _shape_and_dtype_str."""
+    if getattr(get_default_graph(), "_is_eager", False):
+        return f"shape={tensor.shape} dtype={tensor.dtype.name}"
+    return tensor.name
+
+
 def _binary_assert(symbol: str, scope_name: str, op_func, merged: bool, x, y, data, summarize, message, name,
                    static_func=None):
     """The assertions comparing x and y element-wise (TF 1.15's assert_less & co.: each
@@ -158,9 +169,9 @@ def _binary_assert(symbol: str, scope_name: str, op_func, merged: bool, x, y, da
         if data is None:
             condition_text = f"Condition x {symbol} y did not hold element-wise:"
             if merged:
-                data = [message, condition_text + f"x ({x.name}) = ", x, f"y ({y.name}) = ", y]
+                data = [message, condition_text + f"x ({_label(x)}) = ", x, f"y ({_label(y)}) = ", y]
             else:
-                data = [message, condition_text, f"x ({x.name}) = ", x, f"y ({y.name}) = ", y]
+                data = [message, condition_text, f"x ({_label(x)}) = ", x, f"y ({_label(y)}) = ", y]
         condition = math_ops.reduce_all(op_func(x, y))
         if static_func is not None:
             x_static, y_static = constant_value(x), constant_value(y)
@@ -186,8 +197,8 @@ def assert_none_equal(x, y, data=None, summarize=None, message=None, name=None):
         x = convert_to_tensor(x, name="x")
         y = convert_to_tensor(y, name="y")
         if data is None:
-            data = [message, "Condition x != y did not hold for every single element:", f"x ({x.name}) = ", x,
-                    f"y ({y.name}) = ", y]
+            data = [message, "Condition x != y did not hold for every single element:", f"x ({_label(x)}) = ", x,
+                    f"y ({_label(y)}) = ", y]
         condition = math_ops.reduce_all(math_ops.not_equal(x, y))
         return Assert(condition, data, summarize=summarize)
 
@@ -231,7 +242,7 @@ def _sign_assert(scope_name: str, condition_text: str, compare, x, data, summari
     with name_scope(name, scope_name, [x, data]):
         x = convert_to_tensor(x, name="x")
         if data is None:
-            label = f"x ({x.name}) = "
+            label = f"x ({_label(x)}) = "
             data = [message, condition_text + label, x] if merged else [message, condition_text, label, x]
         zero = convert_to_tensor(0, dtype=x.dtype)
         return compare(x, zero, data, summarize)
@@ -273,7 +284,7 @@ def assert_type(tensor, tf_type, message=None, name=None):
     with name_scope(name, "assert_type", [tensor]):
         tensor = convert_to_tensor(tensor, name="tensor")
         if tensor.dtype != tf_type:
-            raise TypeError(f"{message}  {tensor.name} must be of type {tf_type}")
+            raise TypeError(f"{message}  {_label(tensor)} must be of type {tf_type}")
         return no_op("statically_determined_correct_type")
 
 
@@ -285,7 +296,7 @@ def assert_integer(x, message=None, name=None):
     with name_scope(name, "assert_integer", [x]):
         x = convert_to_tensor(x, name="x")
         if not x.dtype.is_integer:
-            raise TypeError(f'{message}  Expected "x" to be integer type.  Found: {x.name} of dtype {x.dtype}')
+            raise TypeError(f'{message}  Expected "x" to be integer type.  Found: {_label(x)} of dtype {x.dtype}')
         return no_op("statically_determined_was_integer")
 
 
@@ -322,7 +333,7 @@ def _rank_assert(scope_name: str, what: str, static_condition, dynamic_condition
         x = convert_to_tensor(x, name="x")
         rank = convert_to_tensor(rank, name="rank")
         message = message or ""
-        name = x.name
+        name = _label(x)
         if data is None:
             data = [message, f"Tensor {name} must have {what}", rank, "Received shape: ", array_ops.shape(x)]
         try:

@@ -1276,6 +1276,10 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
         raise TypeError("true_fn must be callable.")
     if not callable(false_fn):
         raise TypeError("false_fn must be callable.")
+    if getattr(get_default_graph(), "_is_eager", False):  # eager mode: a Python if (tfc/frontend/eager)
+        from .eager.control_flow import cond as eager_cond
+
+        return eager_cond(pred, true_fn, false_fn, strict)
 
     with name_scope(name, "cond", [pred]):
         if isinstance(pred, bool):
@@ -1399,6 +1403,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         raise TypeError("body must be callable.")
     if parallel_iterations < 1:
         raise TypeError("parallel_iterations must be a positive integer.")
+    if getattr(get_default_graph(), "_is_eager", False):  # eager mode: a Python loop (tfc/frontend/eager)
+        from .eager.control_flow import while_loop as eager_while_loop
+
+        return eager_while_loop(cond, body, loop_vars, maximum_iterations, return_same_structure)
 
     with name_scope(name, "while", loop_vars):
         if not loop_vars:

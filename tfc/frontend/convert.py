@@ -29,6 +29,8 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref
     dtype = None if dtype is None else dtypes.as_dtype(dtype)
     preferred = preferred_dtype if preferred_dtype is not None else dtype_hint
     if isinstance(value, Tensor):
+        if type(value) is not Tensor and hasattr(value, "_capture_into_graph"):  # an eager tensor in a graph
+            value = value._capture_into_graph(as_ref)
         return _check_dtype(value, dtype)
     for base_type, function in _CONVERSION_FUNCTIONS:
         if isinstance(value, base_type):

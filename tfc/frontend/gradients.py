@@ -220,6 +220,10 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     from .control_flow import _is_switch, zeros_like_outside_loop
     from .graph import get_default_graph
 
+    if getattr(get_default_graph(), "_is_eager", False):  # TF 1.x's message (tfc/frontend/eager)
+        raise RuntimeError("tf.gradients is not supported when eager execution is enabled. Use tf.GradientTape "
+                           "instead.")
+
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
     stop_gradients = list(stop_gradients or [])

@@ -804,6 +804,8 @@ def reset_default_graph() -> None:
     if _STACKS.graphs:
         raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. If you need a cleared "
                              "graph, exit the nesting and create a new graph.")
+    if getattr(_GLOBAL["default_graph"], "_keep_on_reset", False):  # eager mode stays on (tfc/frontend/eager)
+        return
     _GLOBAL["default_graph"] = Graph()
 
 
@@ -889,6 +891,9 @@ class name_scope:  # noqa: N801 - TF's name; a class in TF 1.15 too (``tf.name_s
 def _graph_from_inputs(values) -> Graph:
     """TF's _get_graph_from_inputs: the graph of the graph elements among ``values``
     (Tensors, Operations, Variables...), checking they all share it; else the default."""
+    default = _default_graph_stack()[-1] if _default_graph_stack() else None
+    if default is not None and getattr(default, "_captures_outer_tensors", False):
+        return default  # tracing a tf.data function: outer tensors become captures (tfc/frontend/data/functions.py)
     graph = None
     original = None
     for value in tuple(values):
@@ -920,7 +925,13 @@ def colocate_with(op, ignore_existing: bool = False):
 
 @contextlib.contextmanager
 def init_scope():
-    """Lift out of control-dependency contexts (what variable creation uses)."""
+    """Lift out of control-dependency contexts (what variable creation uses); inside a
+    defun trace, out to the eager context (tfc/frontend/eager/function.py)."""
+    outer = getattr(get_default_graph(), "_init_scope_graph", None)
+    if outer is not None:
+        with outer.as_default(), outer.control_dependencies(None):
+            yield
+        return
     with get_default_graph().control_dependencies(None):
         yield
 

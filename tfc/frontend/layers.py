@@ -549,7 +549,8 @@ class Layer:
                 if regularizer and id(variable) not in existing_variables:
                     self._handle_weight_regularization(name, variable, regularizer)
                 # A custom getter or the variable scope may have overridden `trainable`.
-                if trainable and self.trainable and variable not in trainable_variables():
+                eager = getattr(get_default_graph(), "_is_eager", False)  # TF: no collections to consult
+                if trainable and self.trainable and not eager and variable not in trainable_variables():
                     extra = self._trainable_weights[prev_len_trainable:]
                     self._trainable_weights = self._trainable_weights[:prev_len_trainable]
                     self._non_trainable_weights += extra

@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import dtypes
 from .control_flow import flatten, pack_sequence_as, while_loop
 from .convert import convert_to_tensor
-from .graph import name_scope
+from .graph import get_default_graph, name_scope
 from .tensor_array import TensorArray
 from .tensor_shape import TensorShape, dimension_value
 
@@ -35,6 +35,10 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
         fn_output_signature = dtype
     if not callable(fn):
         raise TypeError(f"fn must be callable. Got: {fn}")
+    if getattr(get_default_graph(), "_is_eager", False):  # eager mode: a Python loop (tfc/frontend/eager)
+        from .eager import control_flow as eager_control_flow
+
+        return eager_control_flow.map_fn(fn, elems, fn_output_signature)
     parallel_iterations = parallel_iterations or 10
     elems_flat = flatten(elems)
     if not elems_flat:
@@ -79,6 +83,10 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
     """The running ``fn(accumulator, element)`` over axis 0 of ``elems``, every step kept."""
     if not callable(fn):
         raise TypeError(f"fn must be callable. Got: {fn}")
+    if getattr(get_default_graph(), "_is_eager", False):  # eager mode: a Python loop (tfc/frontend/eager)
+        from .eager import control_flow as eager_control_flow
+
+        return eager_control_flow.scan(fn, elems, initializer, reverse)
     elems_flat = flatten(elems)
     with name_scope(name, "scan", elems_flat):
         elems_flat = [convert_to_tensor(t, name="elem") for t in elems_flat]
@@ -127,6 +135,10 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
 def _fold(fn, elems, initializer, parallel_iterations, back_prop, swap_memory, name, default_name, reverse):
     if not callable(fn):
         raise TypeError(f"{fn} is not callable. Please provide a callable function.")
+    if getattr(get_default_graph(), "_is_eager", False):  # eager mode: a Python loop (tfc/frontend/eager)
+        from .eager import control_flow as eager_control_flow
+
+        return eager_control_flow.fold(fn, elems, initializer, reverse)
     with name_scope(name, default_name, [elems]):
         elems_flat = [convert_to_tensor(t, name="elem") for t in flatten(elems)]
         n = dimension_value(elems_flat[0].shape[0]) if elems_flat[0].shape.dims is not None else None

@@ -33,6 +33,9 @@ def apply_op(op_type: str, inputs, attrs: Optional[dict] = None, name: Optional[
     if len(inputs) != len(entry.input_specs):
         raise TypeError(f"{op_type} takes {len(entry.input_specs)} inputs, got {len(inputs)}")
     graph = _graph_of(inputs)
+    eager_apply = getattr(graph, "_eager_apply", None)  # eager mode: run the op now (tfc/frontend/eager)
+    if eager_apply is not None:
+        return eager_apply(entry, inputs, attrs, name)
     with graph.as_default(), graph.name_scope(name or op_type) as scope:
         flat: list = []
         bound: dict = {}

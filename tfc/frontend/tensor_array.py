@@ -15,7 +15,7 @@ import contextlib
 
 from . import dtypes
 from .convert import convert_to_tensor
-from .graph import Tensor, colocate_with, name_scope
+from .graph import Tensor, colocate_with, get_default_graph, name_scope
 from .op_helper import apply_op
 from .registry import Attr, OpType, lowering_in, register
 from .tensor_shape import TensorShape, unknown_shape
@@ -246,6 +246,13 @@ class TensorListLength(_TensorListOp):
 class TensorArray:
     """tf.TensorArray (graph mode): each write returns a new TensorArray sharing the handle,
     with the write's flow."""
+
+    def __new__(cls, *args, **kwargs):
+        if cls is TensorArray and getattr(get_default_graph(), "_is_eager", False):  # eager mode: a list
+            from .eager.tensor_array import EagerTensorArray
+
+            return EagerTensorArray(*args, **kwargs)
+        return object.__new__(cls)
 
     def __init__(self, dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None,
                  handle=None, flow=None, infer_shape=True, element_shape=None,

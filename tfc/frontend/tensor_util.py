@@ -201,6 +201,9 @@ def make_ndarray(proto) -> np.ndarray:
 # -- static values ---------------------------------------------------------------------
 def constant_value(tensor, partial: bool = False) -> Optional[np.ndarray]:
     """The value of ``tensor`` if it can be computed without running the graph."""
+    eager_value = getattr(tensor, "_eager_numpy", None)  # an eager tensor: its value
+    if eager_value is not None:
+        return eager_value()
     op = tensor.op
     kind = op.type
     if kind == "Const":
@@ -296,6 +299,8 @@ def _strided_slice_value(op) -> Optional[np.ndarray]:
 def constant_value_as_shape(tensor) -> TensorShape:
     """A (partial) TensorShape from a 1-D int tensor: Shape ops, Pack of scalars, concat."""
     shape = tensor.shape
+    if hasattr(tensor, "_eager_numpy") and shape.ndims == 1:  # an eager tensor: its value
+        return TensorShape([None if int(v) == -1 else int(v) for v in tensor._eager_numpy()])
     if shape.ndims == 0:
         value = constant_value(tensor)
         if value is None:

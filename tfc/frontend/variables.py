@@ -16,6 +16,14 @@ from .tensor_shape import unknown_shape
 class Variable:
     """A mutable tensor that lives across session runs."""
 
+    def __new__(cls, *args, **kwargs):
+        # Eager mode and defun traces make eager variables (tfc/frontend/eager/variables.py).
+        if cls is Variable and _EAGER_VARIABLE_CLASS:
+            eager_class = _EAGER_VARIABLE_CLASS[0]()
+            if eager_class is not None:
+                return object.__new__(eager_class)
+        return object.__new__(cls)
+
     def __init__(self, initial_value=None, trainable=None, collections=None, validate_shape=True,
                  caching_device=None, name=None, variable_def=None, dtype=None, expected_shape=None,
                  import_scope=None, constraint=None, use_resource=None, synchronization=None, aggregation=None,
@@ -254,6 +262,7 @@ for _op_name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmu
 
 VariableV1 = Variable
 RefVariable = Variable
+_EAGER_VARIABLE_CLASS: list = []  # [function -> the class tf.Variable makes now, or None] once eager is loaded
 
 
 def _variable_to_tensor(variable, dtype, name, as_ref):

@@ -919,7 +919,7 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
             in_rank = a.shape.ndims
             perm = (in_rank - 1) - np.arange(in_rank)
         result = apply_op(op_type, [a, perm], name=scope).outputs[0]
-        dims = result.op.inputs[0].shape.dims
+        dims = a.shape.dims  # the Transpose's input (an eager result has no op to ask)
         if dims is not None:
             result.set_shape(dims[::-1])
         return result

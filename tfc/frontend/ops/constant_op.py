@@ -31,6 +31,11 @@ class Const(OpType):
 
 def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     """tf.constant: a Const op holding ``value`` (python float -> float32, int -> int32)."""
+    eager_constant = getattr(get_default_graph(), "_eager_constant", None)  # eager mode (tfc/frontend/eager)
+    if eager_constant is not None:
+        tensor = eager_constant(value, dtype, shape, verify_shape)
+        if tensor is not None:
+            return tensor
     proto = make_tensor_proto(value, dtype=dtype, shape=shape, verify_shape=verify_shape)
     from .. import dtypes
 

@@ -1726,7 +1726,11 @@ def _generated(op_type: str, py_name: str, arg_names=("x",)):
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in arg_names]
         + [inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)])
 
+    count = len(arg_names)
+
     def wrapper(*args, **kwargs):
+        if not kwargs and len(args) == count:  # the common call, without Signature.bind's cost
+            return _out(op_type, list(args))
         arguments = signature.bind(*args, **kwargs).arguments
         return _out(op_type, [arguments[n] for n in arg_names], name=arguments.get("name"))
 

@@ -21,7 +21,10 @@ from . import slot_creator
 
 
 def _var_key(var):
-    """The key of ``var`` in the slot dictionaries: (graph, op name)."""
+    """The key of ``var`` in the slot dictionaries: (graph, op name); an eager variable's
+    unique id (eager names are not unique)."""
+    if hasattr(var, "_unique_id"):
+        return var._unique_id
     if hasattr(var, "op"):
         return (var.op.graph, var.op.name)
     return id(var)
@@ -84,6 +87,32 @@ def _flatten(values) -> list:
     return [values]
 
 
+def _eager_or_trace():
+    """'eager' when executing eagerly, 'trace' inside a defun trace, else None."""
+    graph = get_default_graph()
+    if getattr(graph, "_is_eager", False):
+        return "eager"
+    return "trace" if getattr(graph, "_init_scope_graph", None) is not None else None
+
+
+def _tape_gradients(loss, var_list, grad_loss) -> list:
+    """TF 1.x's compute_gradients of a callable loss: a GradientTape watching ``var_list``
+    (else the variables the loss reads)."""
+    from ..eager.tape import GradientTape
+
+    with GradientTape() as tape:
+        if var_list is not None:
+            var_list = _flatten(var_list)
+            tape.watch(var_list)
+        loss_value = loss()
+    if var_list is None:
+        var_list = list(tape.watched_variables())
+    if not var_list:
+        raise ValueError("No variables to optimize.")
+    grads = tape.gradient(loss_value, var_list, grad_loss)
+    return list(zip(grads, var_list))
+
+
 class Optimizer:
     """Base class for optimizers; subclasses implement _create_slots, _prepare,
     _apply_dense and (optionally) _finish."""
@@ -129,8 +158,13 @@ class Optimizer:
         from ..ops.control_flow_ops import tuple as grad_tuple
         from ..variables import trainable_variables
 
+        if callable(loss) and _eager_or_trace():
+            return _tape_gradients(loss, var_list, grad_loss)  # TF 1.x: a GradientTape (tfc/frontend/eager)
         if callable(loss):
             loss = loss()
+        elif _eager_or_trace() == "eager":
+            raise RuntimeError("`loss` passed to Optimizer.compute_gradients should be a function when eager "
+                               "execution is enabled.")
         if gate_gradients not in (Optimizer.GATE_NONE, Optimizer.GATE_OP, Optimizer.GATE_GRAPH):
             raise ValueError("gate_gradients must be one of: Optimizer.GATE_NONE, Optimizer.GATE_OP, "
                              f"Optimizer.GATE_GRAPH.  Not {gate_gradients}")

@@ -1,0 +1,15 @@
+"""TF 1.x's ``tf.contrib``: only ``tfc.contrib.eager`` (``import tfc.contrib.eager as tfe``,
+TF1's eager names); every other contrib module is one tfc does not implement."""
+from __future__ import annotations
+
+import importlib
+
+
+def __getattr__(name):
+    if name == "eager":
+        return importlib.import_module("tfc.contrib.eager")
+    if name.startswith("__"):
+        raise AttributeError(f"module 'tfc.contrib' has no attribute {name!r}")
+    from tfc._missing import NotImplementedYet
+
+    raise NotImplementedYet(f"tf.contrib.{name}")
