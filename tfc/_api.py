@@ -154,6 +154,17 @@ def build() -> dict:
     _compat.__getattr__ = _compat_getattr
     api["compat"] = _compat
     # -- end eager --
+    # -- tf.data (graph mode) --
+    # tf.data itself comes from _NAMESPACES ("data"); here the TFRecord and tf.train.Example
+    # names around it: tf.io, tf.python_io, tf.parse_single_example..., tf.train.Example.
+    from tfc.frontend import data as _data
+
+    api.update(_data.TF_EXPORTS)
+    api["io"] = _namespace("tfc.io", _data.IO_EXPORTS)
+    api["python_io"] = _namespace("tfc.python_io", _data.PYTHON_IO_EXPORTS)
+    if "train" in api:
+        api["train"].__dict__.update(_data.train_exports())
+    # -- end tf.data (graph mode) --
     from tfc import _missing
 
     _missing.install_all(api)  # tf.nn.foo that TF has and tfc lacks: "tfc does not implement tf.nn.foo yet"

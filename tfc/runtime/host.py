@@ -168,6 +168,19 @@ def _only_host_users(op, host_set) -> bool:
 
 
 _RUNNING = threading.local()
+_SESSION_RELEASERS: list = []
+
+
+def on_session_close(callback) -> None:
+    """Register ``callback(session)``, called when a session closes: host ops that keep
+    per-session state (tf.data iterators and their prefetch threads) release it."""
+    if callback not in _SESSION_RELEASERS:
+        _SESSION_RELEASERS.append(callback)
+
+
+def release_session_state(session) -> None:
+    for callback in list(_SESSION_RELEASERS):
+        callback(session)
 
 
 def current_session():

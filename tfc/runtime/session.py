@@ -258,6 +258,9 @@ class BaseSession:
         self._last_key_by_fetches.clear()
         self._variables.values.clear()
         self._rng_states.clear()
+        from .host import release_session_state
+
+        release_session_state(self)  # host ops' per-session state (tf.data iterators and their threads)
 
     @contextlib.contextmanager
     def as_default(self):

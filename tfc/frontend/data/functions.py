@@ -1,0 +1,206 @@
+"""User functions of tf.data (``map``, ``filter``, ``flat_map``, ``interleave``), traced once.
+
+``trace(fn, structure, ...)`` calls ``fn`` once on placeholders shaped like the input
+element, in a graph of its own (:class:`FunctionGraph`), as TF traces a dataset function
+into a FunctionDef. Tensors of the enclosing graph that ``fn`` uses become *captures*:
+placeholders inside the function, fed at run time with the outer tensors' values, which
+the dataset op takes as its ``other_arguments`` inputs (as TF's MapDataset does).
+
+At run time a :class:`TracedFunction` runs its graph in a private session of its own
+(not the user's: the pipeline may run on a prefetch thread while the user's session is
+busy with a step). That session compiles the graph with tfc's compiler and runs the few
+host ops it may hold (``parse_single_example``...) around the program. Where the graph
+can be rewritten to work on a whole batch of elements (tfc/frontend/data/vectorize.py),
+chunks of elements go through that batched graph in one call; otherwise it runs once
+per element. An op the compiler cannot compile is an ``UnimplementedError`` naming it.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .. import errors
+from ..graph import Graph, Tensor
+from . import structure as nest
+
+_COUNTER = [0]
+_COUNTER_LOCK = threading.Lock()
+
+
+class FunctionGraph(Graph):
+    """The graph a tf.data function is traced into; tensors of the outer graphs it uses
+    are captured (see graph._graph_from_inputs: ops created while tracing land here)."""
+
+    _captures_outer_tensors = True
+
+    def __init__(self, outer: Graph, name: str):
+        super().__init__()
+        self.outer = outer
+        self.name = name
+        self.seed = outer.seed
+        self.captures: list = []  # [(outer tensor, placeholder)] in capture order
+        self._captured: dict = {}
+
+    def capture(self, tensor: Tensor) -> Tensor:
+        if tensor.graph is self:
+            return tensor
+        placeholder = self._captured.get(tensor)
+        if placeholder is not None:
+            return placeholder
+        if tensor.dtype.is_ref_dtype:
+            raise ValueError(f"tfc: a tf.data function cannot use the variable ref {tensor.name}; read it first "
+                             "(tf.identity / var.value())")
+        if tensor.graph is not self.outer and isinstance(self.outer, FunctionGraph):
+            self.outer.capture(tensor)  # a nested function: the outer function captures it first
+        saved = self._name_stack
+        self._name_stack = ""
+        try:
+            placeholder = Graph.create_op(self, "Placeholder", [], name="captured_input",
+                                          attrs={"dtype": tensor.dtype.base_dtype, "shape": tensor.shape}).outputs[0]
+        finally:
+            self._name_stack = saved
+        self._captured[tensor] = placeholder
+        self.captures.append((tensor, placeholder))
+        return placeholder
+
+    def outer_tensor(self, tensor: Tensor) -> Tensor:
+        """The tensor of the *outer* graph a capture stands for (for a nested function,
+        the outer function's own placeholder)."""
+        if tensor.graph is self.outer or not isinstance(self.outer, FunctionGraph):
+            return tensor
+        return self.outer._captured[tensor]
+
+    def create_op(self, op_type, inputs=(), *args, **kwargs):
+        inputs = [self.capture(t) if isinstance(t, Tensor) and t.graph is not self else t for t in inputs]
+        return super().create_op(op_type, inputs, *args, **kwargs)
+
+
+def _function_name(fn, transformation: str) -> str:
+    base = getattr(fn, "__name__", type(fn).__name__)
+    base = "".join(c if c.isalnum() or c == "_" else "_" for c in base)
+    with _COUNTER_LOCK:
+        _COUNTER[0] += 1
+        number = _COUNTER[0]
+    return f"__inference_Dataset_{transformation}_{base}_{number}"
+
+
+def trace(fn, input_structure, transformation: str, outer: Graph) -> "TracedFunction":
+    """Trace ``fn`` on placeholders for an element of ``input_structure`` (a Spec nest)."""
+    from ..convert import convert_to_tensor
+    from ..ops.array_ops import placeholder
+    from .dataset import Dataset
+
+    graph = FunctionGraph(outer, _function_name(fn, transformation))
+    with graph.as_default():
+        flat_inputs = [placeholder(spec.dtype, spec.shape, name=f"args_{i}")
+                       for i, spec in enumerate(nest.flatten(input_structure))]
+        args = nest.pack_sequence_as(input_structure, flat_inputs)
+        result = fn(*args) if type(args) is tuple else fn(args)
+        result = nest.normalize_function_result(result)
+        dataset_structure = None
+        if isinstance(result, Dataset):
+            dataset_structure = result._structure
+            outputs = [result._variant_tensor]
+            output_structure = nest.Spec("variant", [])
+        else:
+            outputs = []
+            for i, leaf in enumerate(nest.flatten(result)):
+                if isinstance(leaf, Dataset):
+                    raise TypeError("tfc: a tf.data function may return a Dataset only as its whole result")
+                tensor = convert_to_tensor(leaf)
+                if tensor.graph is not graph:
+                    tensor = graph.capture(tensor)
+                outputs.append(tensor)
+            output_structure = nest.pack_sequence_as(
+                result, [nest.Spec(t.dtype, t.shape) for t in outputs]) if nest.is_nested(result) \
+                else nest.Spec(outputs[0].dtype, outputs[0].shape)
+    return TracedFunction(graph, flat_inputs, outputs, output_structure, dataset_structure, transformation, fn)
+
+
+class TracedFunction:
+    """A traced tf.data function and the private sessions that run it."""
+
+    def __init__(self, graph: FunctionGraph, inputs: list, outputs: list, output_structure, dataset_structure,
+                 transformation: str, fn):
+        self.graph = graph
+        self.name = graph.name
+        self.inputs = inputs
+        self.outputs = outputs
+        self.output_structure = output_structure
+        self.dataset_structure = dataset_structure  # the element of the Dataset it returns, if it does
+        self.transformation = transformation
+        self.python_function = fn
+        self.owner = None  # the dataset op that calls it (set by the Dataset)
+        self._lock = threading.Lock()
+        self._session = None
+        self._batched = False  # unknown yet; then a vectorize.BatchedFunction or None
+        self._identity = all(t in inputs for t in outputs)
+
+    @property
+    def captured_tensors(self) -> list:
+        """The outer graph's tensors the function uses, in capture order."""
+        return [self.graph.outer_tensor(outer) for outer, _ in self.graph.captures]
+
+    @property
+    def capture_placeholders(self) -> list:
+        return [placeholder for _, placeholder in self.graph.captures]
+
+    def _run(self, session_holder, outputs, feed: dict) -> list:
+        from tfc.passes.lower import UnsupportedOpsError
+
+        session = session_holder()
+        try:
+            return session.run(outputs, feed)
+        except UnsupportedOpsError as e:
+            owner = self.owner
+            where = f" of '{owner.name}' ({owner.type})" if owner is not None else ""
+            raise errors.UnimplementedError(
+                None, owner, f"tf.data: the function {self.name}{where} cannot be compiled: {e}") from None
+
+    def _private_session(self):
+        with self._lock:
+            if self._session is None:
+                from tfc.runtime.session import Session
+
+                self._session = Session(graph=self.graph)
+            return self._session
+
+    def call(self, components: list, captured: list) -> list:
+        """The function's flat outputs for one element (flat components)."""
+        if self._identity:
+            by_input = dict(zip(self.inputs, components))
+            return [by_input[t] for t in self.outputs]
+        feed = dict(zip(self.inputs, components))
+        feed.update(zip(self.capture_placeholders, captured))
+        values = self._run(self._private_session, self.outputs, feed)
+        return [v if self.dataset_structure is not None else np.asarray(v) for v in values]
+
+    def batched(self):
+        """The function rewritten for a batch of elements, or None where it cannot be."""
+        with self._lock:
+            if self._batched is False:
+                from .vectorize import vectorize
+
+                self._batched = None if self.dataset_structure is not None else vectorize(self)
+            return self._batched
+
+    def call_batch(self, chunk: list, captured: list):
+        """Outputs for a chunk of elements (leading dimension n), or None when the
+        function cannot be run on a batch."""
+        if self._identity:
+            by_input = dict(zip(self.inputs, chunk))
+            return [by_input[t] for t in self.outputs]
+        batched = self.batched()
+        if batched is None:
+            return None
+        feed = dict(zip(batched.inputs, chunk))
+        feed.update(zip(batched.capture_placeholders, captured))
+        values = self._run(batched.session, batched.outputs, feed)
+        return [np.asarray(v) for v in values]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                self._session.close()
+                self._session = None
