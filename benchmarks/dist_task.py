@@ -6,9 +6,10 @@ Runs under tfc's Python (``tfc``) or TensorFlow's (``tf``, with PYTHONPATH=this 
 imports nothing of tfc). Serves task JOB:INDEX, prints ``READY``, then answers commands
 read from stdin, one per line, each with one JSON line on stdout:
 
-- ``reset`` / ``report`` (every task): zero / report the tensor bytes this process decoded
-  off the wire since the reset (tfc only: a counter around ``tfc.distributed.wire.to_ndarray``,
-  split into ``task`` (RunGraph / RecvTensor between tasks) and ``client`` (RunStep
+- ``reset`` / ``report`` (every task): zero / report the CPU time this process used (all
+  threads, user + system) and the tensor bytes it decoded off the wire since the reset (tfc only: a counter around ``tfc.distributed.wire.to_ndarray``,
+  split into ``task`` (RunGraph / RecvTensor between tasks; RecvTensor answers are counted around
+  ``tensor_coding.parse_recv_tensor_response``) and ``client`` (RunStep
   feeds and fetches between a client and its master)); TF reports null.
 - ``init`` (worker 0): builds nothing more, runs the variables' initializer.
 - ``steps N``: N training steps, each timed (``sess.run([train_op, loss], feed_dict)``).
@@ -28,12 +29,21 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 COUNTS = {"task": 0, "client": 0}
+CPU_AT_RESET = [0.0]
+
+
+def cpu_seconds() -> float:
+    """User + system CPU time of this process (all its threads) so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def import_framework(name: str):
     if name == "tfc":
         import tfc.compat.v1 as tf
-        from tfc.distributed import wire
+        from tfc.distributed import tensor_coding, wire
 
         decode = wire.to_ndarray
 
@@ -46,6 +56,14 @@ def import_framework(name: str):
             return array
 
         wire.to_ndarray = counted  # the modules call wire.to_ndarray(...) through the module
+        parse = tensor_coding.parse_recv_tensor_response
+
+        def counted_answer(data):
+            answer = parse(data)
+            COUNTS["task"] += answer.array.nbytes
+            return answer
+
+        tensor_coding.parse_recv_tensor_response = counted_answer
         return tf, True
     import tensorflow.compat.v1 as tf
 
@@ -92,9 +110,11 @@ def main(argv) -> int:
             continue
         if command[0] == "reset":
             COUNTS.update(task=0, client=0)
+            CPU_AT_RESET[0] = cpu_seconds()
             reply = {"ok": True}
         elif command[0] == "report":
             reply = dict(COUNTS) if counting else {"task": None, "client": None}
+            reply["cpu_s"] = cpu_seconds() - CPU_AT_RESET[0]
         elif command[0] == "init":
             sess.run(init)
             reply = {"ok": True}

@@ -10,13 +10,14 @@ holds an MLP's variables (``--sizes``, default 784,512,512,10), each worker buil
 graph with ``tf.train.replica_device_setter`` and trains it on its own batch (``--batch``,
 default 64) with SGD through ``tf.Session(server.target)``. Worker 0 initializes the
 variables; both workers run ``--warmup`` steps, then ``--steps`` timed steps at the same
-time. Reported per peer: the median step time of each worker, and the bytes moved per
-step. tfc counts the tensor bytes it decodes off the wire in every process (between tasks:
-RunGraph/RecvTensor; between a client and its master: RunStep feeds and fetches, which
-tfc's client sends over gRPC to the master in its own process). TensorFlow's runtime cannot
-be counted from Python: its line gives what a step must move between the tasks (the
-variables to the worker, their gradients back: 2 x the parameter bytes), and its client
-reaches the master in its process without gRPC (TF's LocalMaster).
+time. Reported per peer: the median step time of each worker, the bytes moved per step,
+and the CPU time each process used per step (all its threads; steadier than wall times on
+a busy machine). tfc counts the tensor bytes it decodes off the wire in every process
+(between tasks: RunGraph/RecvTensor; between a client and its master: RunStep feeds and
+fetches, handed over in-process as TF's LocalMaster does, so not sent over gRPC).
+TensorFlow's runtime cannot be counted from Python: its line gives what a step must move
+between the tasks (the variables to the worker, their gradients back: 2 x the parameter
+bytes), and its client reaches the master in its process without gRPC (TF's LocalMaster).
 """
 from __future__ import annotations
 
@@ -119,6 +120,7 @@ def run_peer(framework: str, python: str, args) -> dict:
     result = {"framework": framework, "medians_s": [statistics.median(r["times"]) for r in replies],
               "times_s": [r["times"] for r in replies],
               "loss_first_last": [[r["losses"][0], r["losses"][-1]] for r in replies]}
+    result["cpu_s_per_step"] = {task.name.split(" ", 1)[1]: c["cpu_s"] / steps for task, c in zip(tasks, counts)}
     if counts[0]["task"] is not None:
         result["task_bytes_per_step"] = sum(c["task"] for c in counts) / steps
         result["client_bytes_per_step"] = sum(c["client"] for c in counts) / steps
@@ -169,11 +171,13 @@ def main(argv=None) -> int:
             medians = "  ".join(f"worker {i} {m * 1e3:.2f} ms" for i, m in enumerate(r["medians_s"]))
             if "task_bytes_per_step" in r:
                 moved = (f"moved/step: between tasks {format_bytes(r['task_bytes_per_step'])}, client<->master "
-                         f"{format_bytes(r['client_bytes_per_step'])} (counted)")
+                         f"{format_bytes(r['client_bytes_per_step'])} (in-process, not on the wire)")
             else:
                 moved = f"moved/step: between tasks {format_bytes(2 * nbytes)} (variables + gradients, computed)"
             loss = ", ".join(f"{a:.3f}->{b:.3f}" for a, b in r["loss_first_last"])
-            print(f"{peer:>3}: median step {medians}; {moved}; loss {loss}", flush=True)
+            cpu = ", ".join(f"{task} {seconds * 1e3:.1f}" for task, seconds in r["cpu_s_per_step"].items())
+            print(f"{peer:>3}: median step {medians}; {moved}; CPU ms per step (of both workers' steps): {cpu}; "
+                  f"loss {loss}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"sizes": args.sizes, "batch": args.batch, "steps": args.steps, "warmup": args.warmup,

@@ -7,6 +7,7 @@ from typing import Optional
 
 NUM_THREADS = "TFC_NUM_THREADS"
 CACHE_DIR = "TFC_CACHE_DIR"
+MALLOC_TUNING = "TFC_MALLOC_TUNING"
 
 
 class EnvironmentVariableError(ValueError):
@@ -47,3 +48,14 @@ def cache_dir() -> Optional[str]:
         raise EnvironmentVariableError(f"{CACHE_DIR}={directory!r} is not a folder (it names a file); point it at a "
                                        "folder for compiled code, or unset it")
     return directory
+
+
+def malloc_tuning() -> bool:
+    """TFC_MALLOC_TUNING: 0 leaves glibc's malloc as it is in a process running a tfc server
+    (tfc/runtime/host_memory.py); 1 (or unset) tunes it."""
+    text = os.environ.get(MALLOC_TUNING, "").strip()
+    if text in ("", "1"):
+        return True
+    if text == "0":
+        return False
+    raise EnvironmentVariableError(f"{MALLOC_TUNING}={text!r}: expected 0 or 1")

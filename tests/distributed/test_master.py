@@ -329,3 +329,22 @@ def test_extend_with_a_duplicate_node_is_refused(server, graph):
             master_pb2.ExtendSessionResponse)
     master_call(server, "CloseSession", master_pb2.CloseSessionRequest(session_handle=handle),
                 master_pb2.CloseSessionResponse)
+
+
+def test_a_client_in_the_servers_process_calls_its_master_without_grpc(server, graph):
+    """TF's LocalMaster: the session's calls reach the master in this process directly (no
+    channel is opened), with the same errors and results as over gRPC."""
+    x = tf.placeholder(tf.float32, [2], name="x")
+    y = tf.multiply(x, 3.0, name="y")
+    bad = tf.check_numerics(tf.log(x), "log of x")
+    sess = tf.Session(server.target)
+    assert sess.run(y, {x: [1.0, 2.0]}).tolist() == [3.0, 6.0]
+    with pytest.raises(errors.InvalidArgumentError, match="log of x : Tensor had NaN values") as caught:
+        sess.run(bad, {x: [-1.0, 1.0]})
+    assert caught.value.op is bad.op
+    assert sess._remote._channel is None
+    handle = sess._remote.handle
+    sess.close()
+    with pytest.raises(errors.AbortedError, match=f"Session {handle} is not found"):  # closed on the master
+        master_call(server, "CloseSession", master_pb2.CloseSessionRequest(session_handle=handle),
+                    master_pb2.CloseSessionResponse)

@@ -123,11 +123,13 @@ class Channel:
         self._calls: dict = {}
 
     def _stub(self, service: str, method: str, response_class):
+        """``response_class``: a protobuf message class, or a function decoding the bytes."""
         path = f"/tensorflow.{service}/{method}"
-        stub = self._calls.get(path)
+        deserialize = getattr(response_class, "FromString", response_class)
+        stub = self._calls.get((path, deserialize))
         if stub is None:
-            stub = self._calls[path] = self._channel.unary_unary(
-                path, request_serializer=_serialize, response_deserializer=response_class.FromString)
+            stub = self._calls[(path, deserialize)] = self._channel.unary_unary(
+                path, request_serializer=_serialize, response_deserializer=deserialize)
         return stub
 
     def call(self, service: str, method: str, request, response_class, timeout=None):
@@ -210,6 +212,11 @@ class RemoteSession:
     def _call(self, method: str, request, response_class, timeout="default"):
         if timeout == "default":  # a step may run for hours; session management may not
             timeout = self.timeout or CONTROL_TIMEOUT_S
+        from .server import local_server
+
+        server = local_server(self.address)
+        if server is not None:  # TF's LocalMaster: the master of this process, without gRPC
+            return server.call_master(method, request, timeout)
         return self._channel_().call("MasterService", method, request, response_class, timeout)
 
     # -- the graph ------------------------------------------------------------------------------
@@ -299,16 +306,33 @@ class RemoteSession:
         with self._lock:
             handle, self.handle = self.handle, None
             channel, self._channel = self._channel, None
-        if channel is None:
-            return
         try:
             if handle:
-                channel.call("MasterService", "CloseSession", master_pb2.CloseSessionRequest(session_handle=handle),
-                             master_pb2.CloseSessionResponse, timeout or self.timeout or CLOSE_TIMEOUT_S)
+                self._close_on_master(channel, master_pb2.CloseSessionRequest(session_handle=handle),
+                                      timeout or self.timeout or CLOSE_TIMEOUT_S)
         except errors.OpError as e:
             logger.info("tfc: closing the session on grpc://%s: %s", self.address, e)
         finally:
-            channel.close()
+            if channel is not None:
+                channel.close()
+
+    def _close_on_master(self, channel, request, timeout) -> None:
+        from tfc.protos import master_pb2
+
+        from .server import local_server
+
+        server = local_server(self.address)
+        if server is not None:
+            server.call_master("CloseSession", request, timeout)
+            return
+        temporary = channel is None  # the session never used gRPC (its master was local then)
+        if temporary:
+            channel = Channel(self.address)
+        try:
+            channel.call("MasterService", "CloseSession", request, master_pb2.CloseSessionResponse, timeout)
+        finally:
+            if temporary:
+                channel.close()
 
     def release(self) -> None:
         """From a Session's __del__: close quietly, and briefly (the collector runs it)."""

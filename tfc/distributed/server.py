@@ -19,9 +19,11 @@ import logging
 import random
 import socket
 import threading
+import time
 from concurrent import futures
 
 from tfc.frontend import errors
+from tfc.runtime import host_memory
 from tfc.protos import device_attributes_pb2, master_pb2, worker_pb2
 
 from . import wire
@@ -93,6 +95,33 @@ def _register_exit_hook() -> None:
         atexit.register(_stop_all_at_exit)
 
 
+def local_server(address: str):
+    """The running TaskServer of this process that ``address`` reaches, or None: a client in
+    the same process calls its master without gRPC (TF's LocalMaster)."""
+    try:
+        host, port = split_address(address)
+    except errors.InvalidArgumentError:
+        return None
+    with _LIVE_LOCK:
+        for server in _LIVE:
+            if server.port == port and not server.stopped and (host.lower() in _LOOPBACK or host == server.host):
+                return server
+    return None
+
+
+class _LocalCall:
+    """What a service method reads of its gRPC context, for a call made within the process."""
+
+    def __init__(self, timeout):
+        self._deadline = None if timeout is None else time.monotonic() + timeout
+
+    def time_remaining(self):
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+
+    def is_active(self) -> bool:
+        return True
+
+
 def _guarded(name: str, method, task_name: str):
     """A gRPC handler: errors become the RPC's status (tf.errors keep their code)."""
 
@@ -108,12 +137,17 @@ def _guarded(name: str, method, task_name: str):
     return handle
 
 
+def _serialize_response(response) -> bytes:
+    """A handler's answer: a message, or its bytes already (tensor_coding's RecvTensor answers)."""
+    return response if isinstance(response, bytes) else response.SerializeToString()
+
+
 def _generic_handler(grpc, service: str, implementation, methods: dict, task_name: str):
     handlers = {}
     for name, (request_class, response_class) in methods.items():
         handlers[name] = grpc.unary_unary_rpc_method_handler(
             _guarded(f"{service}.{name}", getattr(implementation, name), task_name),
-            request_deserializer=request_class.FromString, response_serializer=response_class.SerializeToString)
+            request_deserializer=request_class.FromString, response_serializer=_serialize_response)
     return grpc.method_handlers_generic_handler(f"tensorflow.{service}", handlers)
 
 
@@ -130,6 +164,7 @@ class TaskServer:
         if protocol != "grpc":
             raise errors.UnimplementedError(None, None, f"Server protocol '{protocol}': tfc serves 'grpc' only")
         self.server_def = server_def
+        host_memory.keep_large_allocations_mapped()
         self.cluster = ClusterSpec(server_def.cluster)
         job, index = server_def.job_name, server_def.task_index
         try:
@@ -137,6 +172,7 @@ class TaskServer:
         except ValueError:
             raise errors.InvalidArgumentError(None, None, f"Task {index} was not defined in job {job}") from None
         host, port = split_address(address)
+        self.host = host
         if server_def.port:
             port = server_def.port
         self.address = address
@@ -181,6 +217,15 @@ class TaskServer:
                                                   f"{bind_address}): the address is already in use or cannot be "
                                                   "bound")
         return bound
+
+    def call_master(self, method: str, request, timeout=None):
+        """MasterService.<method> called from this process, with the deadline ``timeout`` (s);
+        an error is the tf.errors class and message a gRPC caller would get."""
+        try:
+            return getattr(self.master, method)(request, _LocalCall(timeout))
+        except Exception as e:  # noqa: BLE001 - as _guarded reports it
+            code, message = wire.status_of(e)
+            raise wire.error_class(code)(None, None, message) from None
 
     # -- lifetime ---------------------------------------------------------------------------------
     def start(self) -> None:

@@ -36,7 +36,7 @@ from tfc.frontend import errors
 from tfc.frontend.graph import Graph
 from tfc.protos import worker_pb2
 
-from . import wire
+from . import tensor_coding, wire
 from .master import import_nodes, merged_config
 from .cluster import task_name
 from .rendezvous import Rendezvous, parse_key
@@ -152,7 +152,8 @@ class _Receiver:
             request = worker_pb2.RecvTensorRequest(step_id=step_id, rendezvous_key=key,
                                                    request_id=random.getrandbits(63) | 1)
             channel = worker.server.peer_channel(job, index)
-            future = channel.future("WorkerService", "RecvTensor", request, worker_pb2.RecvTensorResponse, timeout)
+            future = channel.future("WorkerService", "RecvTensor", request,
+                                    tensor_coding.parse_recv_tensor_response, timeout)
             where = (task_name(job, index, task.replica), channel.address, timeout, (job, index))
             future.add_done_callback(lambda f, p=placeholder, k=key, w=where: self._queue.put((p, k, f, w)))
             self._futures.append(future)
@@ -198,7 +199,7 @@ class _Receiver:
             if response.is_dead:
                 raise errors.UnimplementedError(None, None, f"RecvTensor {key}: a dead tensor (an untaken cond "
                                                             "branch) crossed tasks; tfc's worker does not support it")
-            return placeholder, wire.to_ndarray(response.tensor)
+            return placeholder, response.array
 
     def cancel(self) -> None:
         for future in self._futures:
@@ -399,8 +400,7 @@ class WorkerService:
         timeout = wire.time_remaining(context)
         value = self.rendezvous.recv(request.step_id, request.rendezvous_key, timeout,
                                      context.is_active if context is not None else None)
-        return worker_pb2.RecvTensorResponse(tensor=wire.to_tensor_proto(value), is_dead=False,
-                                             send_start_micros=int(time.time() * 1e6))
+        return tensor_coding.recv_tensor_response(value, int(time.time() * 1e6))
 
     def _check_incarnation(self, key: str) -> None:
         """TF's worker: a key from this task's device with another incarnation was made for a
