@@ -123,10 +123,10 @@ def test_partitions_carry_tensorflow_send_recv_pairs():
     master = TaskInfo("worker", 0, cluster, 7)
     devices = {("ps", 0): (PS0, -5), ("worker", 0): (WORKER0, 7)}
     with tf.Graph().as_default() as graph:
-        with tf.device("/job:ps/task:0"):
-            v = tf.Variable([1.0, 2.0], name="v")
-            bump = tf.assign_add(v, [1.0, 1.0], name="bump")
-        x = tf.placeholder(tf.float32, [2], name="x")
+        with tf.device("/job:ps/task:0"):  # int32: not packed with the control edge's float tensor
+            v = tf.Variable([1, 2], name="v")
+            bump = tf.assign_add(v, [1, 1], name="bump")
+        x = tf.placeholder(tf.int32, [2], name="x")
         with tf.control_dependencies([bump]):
             y = tf.multiply(v, x, name="y")
         ops = prune([y], [], [x])
@@ -141,10 +141,10 @@ def test_partitions_carry_tensorflow_send_recv_pairs():
     assert tensor_name.startswith("edge_") and tensor_name.endswith("_v/read")
     assert (data_send.device, data_send.attr["send_device"].s.decode(), data_send.attr["recv_device"].s.decode(),
             data_send.attr["send_device_incarnation"].i, data_send.attr["client_terminated"].b,
-            data_send.attr["T"].type) == (PS0, PS0, WORKER0, -5, False, 1)
+            data_send.attr["T"].type) == (PS0, PS0, WORKER0, -5, False, 3)
     data_recv = next(n for n in recvs if n.attr["tensor_name"].s.decode() == tensor_name)
     assert (data_recv.device, data_recv.attr["tensor_type"].type, data_recv.attr["send_device_incarnation"].i) == \
-        (WORKER0, 1, -5)
+        (WORKER0, 3, -5)
     # the control edge: a dummy Const on the ps (an empty float tensor) runs after bump and is sent
     control_send = next(n for n in sends if n is not data_send)
     dummy = ps_nodes[control_send.input[0]]
@@ -159,6 +159,62 @@ def test_partitions_carry_tensorflow_send_recv_pairs():
     assert parts[("worker", 0)].feeds == [(0, make_key(WORKER0, 7, WORKER0, "x:0"))]
     assert parts[("worker", 0)].fetches == [(0, make_key(WORKER0, 7, WORKER0, "y:0"))]
     assert worker_nodes["_send_y_0"].input[:] == ["y"] and not parts[("ps", 0)].feeds
+
+
+def packed_step(bump_count: bool):
+    cluster = ClusterSpec({"ps": ["a:1"], "worker": ["c:1"]})
+    master = TaskInfo("worker", 0, cluster, 7)
+    devices = {("ps", 0): (PS0, 3), ("worker", 0): (WORKER0, 7)}
+    with tf.Graph().as_default() as graph:
+        with tf.device("/job:ps/task:0"):
+            w = tf.Variable([[1.0, 2.0], [3.0, 4.0]], name="w")
+            b = tf.Variable([0.5, -0.5], name="b")
+            s = tf.Variable(2.0, name="s")
+            count = tf.Variable(0, name="count")
+            marker = tf.assign_add(count, 1, name="bump") if bump_count else tf.no_op(name="marker")
+        x = tf.placeholder(tf.float32, [1, 2], name="x")
+        with tf.control_dependencies([marker]):
+            loss = tf.reduce_sum((tf.matmul(x, w) + b) * s) + tf.cast(count.value(), tf.float32)
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        ops = prune([loss], [train], [x])
+        return build(graph, ops, place(ops, graph, master), [loss], [x], devices, [train])
+
+
+def test_tensors_sent_at_the_same_point_of_a_step_travel_packed():
+    """The ps's three float variables (and the control edge from a NoOp) go to the worker in
+    one transfer: flattened and joined on the ps, split and reshaped on the worker under the
+    names the consumers use; the int32 counter goes alone; the gradients come back in one
+    transfer too (they depend on the same received tensor)."""
+    parts = packed_step(bump_count=False)
+    ps_nodes = {n.name: n for n in parts[("ps", 0)].graph_def.node}
+    worker_nodes = {n.name: n for n in parts[("worker", 0)].graph_def.node}
+    ps_sends = [n for n in ps_nodes.values() if n.op == "_Send"]
+    assert sorted(ps_nodes[n.input[0]].op for n in ps_sends) == ["ConcatV2", "Identity"]  # floats packed, count
+    concat = next(ps_nodes[n.input[0]] for n in ps_sends if ps_nodes[n.input[0]].op == "ConcatV2")
+    flattened = sorted(ps_nodes[name].input[0] for name in concat.input[:-1])
+    assert flattened == sorted(["w/read", "b/read", "s/read", next(n.name for n in ps_nodes.values()
+                                                                  if n.op == "Const" and "^marker" in n.input)])
+    split = next(n for n in worker_nodes.values() if n.op == "SplitV")
+    assert worker_nodes[split.input[0]].op == "_Recv"
+    sizes = worker_nodes[split.input[1]].attr["value"].tensor.int_val
+    assert sorted(sizes) == [0, 1, 2, 4] and split.attr["num_split"].i == 4
+    pieces = [n for n in worker_nodes.values() if n.op == "Reshape" and n.input[0].startswith(split.name)]
+    assert len(pieces) == 4
+    worker_sends = [n for n in worker_nodes.values() if n.op == "_Send" and not n.attr["client_terminated"].b]
+    assert [worker_nodes[n.input[0]].op for n in worker_sends] == ["ConcatV2"]  # the three gradients
+    recv_ops = sorted(n.op for n in ps_nodes.values() if n.op in ("_Recv", "SplitV"))
+    assert recv_ops == ["SplitV", "_Recv"]
+
+
+def test_variable_values_travel_alone_from_a_stage_that_writes_state():
+    """With an assign_add in the stage that sends them, the variables' values are sent as they
+    are after the stage ran (tfc's order), each on its own; the control edge's tensor has no
+    float to pack with."""
+    parts = packed_step(bump_count=True)
+    ps_nodes = {n.name: n for n in parts[("ps", 0)].graph_def.node}
+    sent = sorted(ps_nodes[n.input[0]].name for n in ps_nodes.values() if n.op == "_Send")
+    assert [name for name in sent if not name.startswith("bump/")] == ["b/read", "count/read", "s/read", "w/read"]
+    assert not any(n.op == "ConcatV2" for n in ps_nodes.values())
 
 
 def test_a_ps_partition_runs_in_stages():

@@ -8,7 +8,9 @@ each (tfc/distributed/placer.py), ``build`` makes one GraphDef per task:
   without control inputs) is copied to each task that uses it instead of being sent at
   every step;
 - every data edge between tasks becomes a ``_Send`` on the producer's task and a
-  ``_Recv`` on the consumer's, one pair per (tensor, receiving task), with TF's attrs:
+  ``_Recv`` on the consumer's, one per (tensor, receiving task) — tensors one task sends
+  another at the same point of the step travel packed in one (tfc/distributed/transfers.py)
+  — with TF's attrs:
   ``tensor_name`` ``edge_<id>_<source node>``, ``send_device``,
   ``send_device_incarnation`` (the producer's task incarnation, as its GetStatus
   reported it), ``recv_device``, ``client_terminated`` false, ``T`` / ``tensor_type``
@@ -34,15 +36,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tfc.frontend import errors
+from tfc.frontend.tensor_shape import TensorShape
 from tfc.protos.graph_pb2 import GraphDef
 
 from .placer import SWITCH_OPS as _SWITCH, ENTER_OPS as _ENTER, inside_control_flow
 from .rendezvous import make_key
-from .stages import STEP_CONSTANT_ATTR
+from .transfers import Transfer, emit as emit_transfers
 
 # Ops whose value a local step compiles as a constant (the session answers them): received
 # from another task, they stay constants of the receiving program (tfc/distributed/stages.py).
 STEP_CONSTANT_OPS = ("IsVariableInitialized",)
+_NO_NEEDS = frozenset()
+_EMPTY_VECTOR = TensorShape([0])  # what a control edge between tasks sends (TF's dummy Const)
 
 
 
@@ -95,28 +100,20 @@ def build(graph, ops, placement: dict, fetches: list, feeds: list, devices: dict
                 taken.add(name)
                 return name
 
-    def transfer(src_task, dst_task, input_text: str, dtype: int, source_name: str, step_constant=False,
-                 shape=None) -> str:
-        """A _Send of ``input_text`` on src_task and its _Recv on dst_task; the recv's name."""
-        src_device, src_incarnation = devices[src_task]
-        dst_device = devices[dst_task][0]
-        tensor_name = f"edge_{edge_ids[0]}_{source_name}"
+    pending: list = []  # Transfer: emitted (packed where they travel together) at the end
+    needs: dict = {}  # op -> the recv names on its task it depends on (its stage there)
+
+    def transfer(src_task, dst_task, input_text: str, dtype: int, source_name: str, source_op,
+                 step_constant=False, shape=None) -> str:
+        """A tensor sent from src_task to dst_task; the name of what gives it on dst_task."""
+        recv_name = new_name(source_name)
+        pending.append(Transfer(src_task, dst_task, input_text, dtype, source_name, recv_name,
+                                needs.get(source_op, _NO_NEEDS), source_op, shape, step_constant))
+        return recv_name
+
+    def next_edge_id() -> int:
         edge_ids[0] += 1
-        send = part(src_task).graph_def.node.add(name=new_name(source_name), op="_Send", device=src_device)
-        send.input.append(input_text)
-        recv = part(dst_task).graph_def.node.add(name=new_name(source_name), op="_Recv", device=dst_device)
-        for node in (send, recv):
-            node.attr["tensor_name"].s = tensor_name.encode()
-            node.attr["send_device"].s = src_device.encode()
-            node.attr["send_device_incarnation"].i = _int64(src_incarnation)
-            node.attr["recv_device"].s = dst_device.encode()
-            node.attr["client_terminated"].b = False
-        send.attr["T"].type = dtype
-        recv.attr["tensor_type"].type = dtype
-        if step_constant:
-            recv.attr[STEP_CONSTANT_ATTR].b = True
-        _set_shape(recv, shape)
-        return recv.name
+        return edge_ids[0] - 1
 
     flow = inside_control_flow(ops)
     sent: dict = {}  # (tensor, task) -> recv name there
@@ -164,6 +161,7 @@ def build(graph, ops, placement: dict, fetches: list, feeds: list, devices: dict
         task = placement[op]
         node = emit(op, task)
         del node.input[:]
+        op_needs = set()
         for tensor in op._inputs:
             position = fed.get(tensor)
             if position is not None:
@@ -185,18 +183,21 @@ def build(graph, ops, placement: dict, fetches: list, feeds: list, devices: dict
             src_task = placement[tensor.op]
             if src_task == task or tensor.op in constant_tasks:
                 node.input.append(tensor_input(tensor))
+                op_needs.update(needs.get(tensor.op, _NO_NEEDS))
                 continue
             check_edge(tensor.op, op)
             name = sent.get((tensor, task))
             if name is None:
                 name = sent[(tensor, task)] = transfer(src_task, task, tensor_input(tensor),
                                                        tensor.dtype.base_dtype.as_datatype_enum, tensor.op.name,
-                                                       tensor.op.type in STEP_CONSTANT_OPS, tensor.shape)
+                                                       tensor.op, tensor.op.type in STEP_CONSTANT_OPS, tensor.shape)
             node.input.append(name)
+            op_needs.add(name)
         for control in op._control_inputs:
             src_task = placement[control]
             if src_task == task:
                 node.input.append("^" + control.name)
+                op_needs.update(needs.get(control, _NO_NEEDS))
                 continue
             check_edge(control, op)
             name = controls.get((control, task))
@@ -207,8 +208,16 @@ def build(graph, ops, placement: dict, fetches: list, feeds: list, devices: dict
                 dummy.attr["dtype"].type = 1
                 dummy.attr["value"].tensor.dtype = 1
                 dummy.attr["value"].tensor.tensor_shape.dim.add(size=0)
-                name = controls[(control, task)] = transfer(src_task, task, dummy.name, 1, control.name)
+                name = controls[(control, task)] = transfer(src_task, task, dummy.name, 1, control.name, control,
+                                                            shape=_EMPTY_VECTOR)
             node.input.append("^" + name)
+            op_needs.add(name)
+        needs[op] = frozenset(op_needs)
+    writing_stages = {(placement[op], needs[op]) for op in ops if op in needs and _writes_state(op)}
+    for transfer_ in pending:
+        if (transfer_.src, transfer_.needs) in writing_stages and _reads_variable(transfer_.source_op):
+            transfer_.alone = True
+    emit_transfers(pending, part, new_name, devices, next_edge_id, _set_shape, _int64)
     for position, tensor in enumerate(fetches):
         if tensor is None:
             continue
@@ -224,6 +233,29 @@ def build(graph, ops, placement: dict, fetches: list, feeds: list, devices: dict
         send.attr["client_terminated"].b = True
         part(task).fetches.append((position, make_key(device, incarnation, device, tensor.name)))
     return parts
+
+
+_VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp", "TemporaryVariable", "ReadVariableOp")
+
+
+def _reads_variable(op) -> bool:
+    """``op``'s value is a variable's as it is (the variable, its ``read`` Identity, a
+    ReadVariableOp): a send takes it after the stage's program ran."""
+    if op.type in _VARIABLE_OPS:
+        return True
+    return op.type == "Identity" and bool(op._inputs) and op._inputs[0].op.type in _VARIABLE_OPS
+
+
+def _writes_state(op) -> bool:
+    """``op`` changes a variable: it takes a ref input (Assign, Apply*, Scatter*...) or writes
+    a resource variable."""
+    from .placer import ref_input_positions
+
+    kind = op.type
+    if kind.startswith(("ResourceApply", "ResourceSparseApply", "ResourceScatter")) or \
+            (kind.startswith("Assign") and kind.endswith("VariableOp")):
+        return True
+    return bool(ref_input_positions(op))
 
 
 def _set_shape(recv, shape) -> None:
