@@ -14,7 +14,13 @@ tfc and, where TensorFlow is importable here or in ``--peer-python``, TF graph m
 - ``tf.data``: ``sess.run(train)`` with x, y from
   ``from_tensor_slices((X, Y)).shuffle(10000).batch(256).repeat().prefetch(2)`` (a one-shot
   iterator), the pipeline running on its prefetch thread during the step;
-- ``get_next alone``: ``sess.run(next_element)`` of that pipeline (its throughput).
+- ``get_next alone``: ``sess.run(next_element)`` of that pipeline (its throughput);
+- ``map sequential`` / ``map num_parallel_calls=N``: ``sess.run`` of a batch (32) of a
+  pipeline whose ``map`` does real work per element (six 96x96 matmul + tanh layers, not
+  vectorisable, so one compiled call per element), without and with
+  ``num_parallel_calls`` (``--map-threads``, default: the CPU count); "map speedup" is
+  their ratio (the compiled calls release the GIL, so the pool runs them on several
+  cores at once; expect about min(N, free cores)).
 
 Each time is the median over ``--rounds`` of the mean over ``--steps`` steps; "pipeline
 share" is (tf.data - feed_dict) / tf.data: the part of a step the input pipeline adds.
@@ -106,10 +112,41 @@ def measure(tf, label: str, examples: int, steps: int, rounds: int, config=None)
     return out
 
 
-def tfc_results(examples: int, steps: int, rounds: int) -> dict:
+MAP_SIZE = 96
+MAP_LAYERS = 6
+MAP_BATCH = 32
+
+
+def measure_map(tf, label: str, steps: int, rounds: int, threads: int, config=None) -> dict:
+    """A batch of a pipeline whose map does per-element work, sequential and parallel."""
+    import numpy as np
+
+    rng = np.random.RandomState(2)
+    w = ((rng.rand(MAP_SIZE, MAP_SIZE) - 0.5) / 10).astype(np.float32)
+    images = rng.rand(256, MAP_SIZE, MAP_SIZE).astype(np.float32)
+
+    def work(x):
+        for _ in range(MAP_LAYERS):
+            x = tf.tanh(tf.matmul(x, w))
+        return tf.reduce_sum(x, axis=1)
+
+    out = {}
+    for calls, name in ((None, "map sequential"), (threads, f"map num_parallel_calls={threads}")):
+        with tf.Graph().as_default():
+            dataset = tf.data.Dataset.from_tensor_slices(images).map(work, num_parallel_calls=calls) \
+                .batch(MAP_BATCH).repeat()
+            batch = tf.data.make_one_shot_iterator(dataset).get_next()
+            with tf.Session(config=config) as sess:
+                out[f"{label} {name}"] = _time(lambda: sess.run(batch), steps, rounds)
+    return out
+
+
+def tfc_results(examples: int, steps: int, rounds: int, threads: int = 0) -> dict:
     import tfc.compat.v1 as tf
 
-    return measure(tf, "tfc", examples, steps, rounds)
+    out = measure(tf, "tfc", examples, steps, rounds)
+    out.update(measure_map(tf, "tfc", steps, rounds, threads or os.cpu_count() or 1))
+    return out
 
 
 def tf_results(examples: int, steps: int, rounds: int) -> dict:
@@ -118,7 +155,10 @@ def tf_results(examples: int, steps: int, rounds: int) -> dict:
     tf2 = peers.import_tensorflow()
     tf = tf2.compat.v1
     tf.disable_eager_execution()
-    return measure(tf, "TF graph", examples, steps, rounds, peers.tf_session_config(tf))
+    config = peers.tf_session_config(tf)
+    out = measure(tf, "TF graph", examples, steps, rounds, config)
+    out.update(measure_map(tf, "TF graph", steps, rounds, os.cpu_count() or 1, config))
+    return out
 
 
 def _peer(python: str, args) -> dict:
@@ -141,6 +181,10 @@ def summary(results: dict) -> dict:
             out[label] = {"feed_dict steps/s": 1 / fed, "tf.data steps/s": 1 / piped,
                           "pipeline share": max(0.0, (piped - fed) / piped),
                           "get_next alone steps/s": 1 / results[f"{label} get_next alone"]}
+        sequential = results.get(f"{label} map sequential")
+        parallel = [v for k, v in results.items() if k.startswith(f"{label} map num_parallel_calls=")]
+        if sequential and parallel:
+            out.setdefault(label, {})["map speedup"] = sequential / parallel[0]
     return out
 
 
@@ -149,6 +193,7 @@ def main(argv=None) -> int:
     parser.add_argument("--examples", type=int, default=20000, help="rows of the in-memory data set")
     parser.add_argument("--steps", type=int, default=50, help="steps per round")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--map-threads", type=int, default=0, help="num_parallel_calls of the map rows (0: CPUs)")
     parser.add_argument("--peer-python", default="", help="comma-separated Pythons with TensorFlow")
     parser.add_argument("--json", default=None, help="write the results here")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -158,7 +203,7 @@ def main(argv=None) -> int:
         return 0
     from benchmarks import peers
 
-    results = tfc_results(args.examples, args.steps, args.rounds)
+    results = tfc_results(args.examples, args.steps, args.rounds, args.map_threads)
     if peers.is_installed("tf_graph"):
         results.update(tf_results(args.examples, args.steps, args.rounds))
     for python in filter(None, args.peer_python.split(",")):
@@ -168,8 +213,11 @@ def main(argv=None) -> int:
         print(f"{name.ljust(width)}  {seconds * 1e3:8.3f} ms  {1 / seconds:8.1f} steps/s")
     shares = summary(results)
     for label, row in shares.items():
-        print(f"{label}: pipeline share of a step {row['pipeline share']:.1%} "
-              f"(feed_dict {row['feed_dict steps/s']:.1f} steps/s, tf.data {row['tf.data steps/s']:.1f} steps/s)")
+        if "pipeline share" in row:
+            print(f"{label}: pipeline share of a step {row['pipeline share']:.1%} (feed_dict "
+                  f"{row['feed_dict steps/s']:.1f} steps/s, tf.data {row['tf.data steps/s']:.1f} steps/s)")
+        if "map speedup" in row:
+            print(f"{label}: parallel map speedup {row['map speedup']:.2f}x ({os.cpu_count()} CPUs)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"seconds": results, "summary": shares}, f, indent=1)

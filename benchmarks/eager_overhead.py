@@ -15,6 +15,12 @@ Training rows: one Adam step of an MLP (64-128-128-10, relu, softmax cross entro
 32): tfc eager op by op (GradientTape + apply_gradients), tfc ``tfe.defun`` of that step
 (traced once, one program), tfc graph mode (``sess.run(train_op, feed_dict)``), and, with
 TensorFlow as a peer, TF eager and ``tf.function``. Nothing here runs on a GPU.
+
+Input-pipeline rows: the same step with its batches from ``tf.data``
+(``from_tensor_slices((X, Y)).batch(32).repeat()`` over 64 batches): eager, the defun step
+called on ``next(iterator)`` of ``for x, y in dataset`` (EagerTensors); graph mode,
+``sess.run(train_op)`` with x, y from a one-shot iterator's ``get_next()`` (TF:
+``tf.function`` on ``next(iter(dataset))``).
 """
 from __future__ import annotations
 
@@ -100,6 +106,20 @@ def tfc_results(calls: int, rounds: int, steps: int) -> dict:
             run = tfe.defun(step) if mode == "defun" else step
             out[f"tfc {mode} Adam step (MLP {'-'.join(map(str, SIZES))}, batch {BATCH})"] = \
                 _time(run, steps, rounds)
+        params = [tf.Variable(w) for w in weights]
+        opt = tf.train.AdamOptimizer(1e-3)
+
+        @tfe.defun
+        def data_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = _mlp_loss(tf, params, x, y)
+            grads = tape.gradient(loss, params)
+            opt.apply_gradients(zip(grads, params))
+            return loss
+
+        batches = iter(_dataset(tf))
+        out["tfc defun Adam step, batches from tf.data (for x, y in dataset)"] = \
+            _time(lambda: data_step(*next(batches)), steps, rounds)
     with tf.Graph().as_default():
         params = [tf.Variable(w) for w in weights]
         xp = tf.placeholder(tf.float32, [None, SIZES[0]])
@@ -110,8 +130,26 @@ def tfc_results(calls: int, rounds: int, steps: int) -> dict:
             feed = {xp: data, lp: labels}
             out[f"tfc graph Adam step (MLP {'-'.join(map(str, SIZES))}, batch {BATCH})"] = \
                 _time(lambda: sess.run(train, feed), steps, rounds)
+    with tf.Graph().as_default():
+        params = [tf.Variable(w) for w in weights]
+        xs, ls = tf.data.make_one_shot_iterator(_dataset(tf)).get_next()
+        train = tf.train.AdamOptimizer(1e-3).minimize(_mlp_loss(tf, params, xs, ls))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            out["tfc graph Adam step, batches from tf.data (one-shot iterator)"] = \
+                _time(lambda: sess.run(train), steps, rounds)
     del np
     return out
+
+
+def _dataset(tf, batches: int = 64):
+    """64 batches of the step's data (each a shifted copy), batched and repeated."""
+    import numpy as np
+
+    data, labels, _ = _data()
+    x = np.concatenate([np.roll(data, i, axis=0) for i in range(batches)])
+    y = np.concatenate([np.roll(labels, i, axis=0) for i in range(batches)])
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH).repeat()
 
 
 # -- peers (each in its own Python) ------------------------------------------------------------
@@ -140,6 +178,20 @@ def tf_results(calls: int, rounds: int, steps: int) -> dict:
 
         run = tf2.function(step) if mode == "tf.function" else step
         out[f"TF {mode} Adam step (MLP {'-'.join(map(str, SIZES))}, batch {BATCH})"] = _time(run, steps, rounds)
+    params = [tf2.Variable(w) for w in weights]
+    opt = tf.train.AdamOptimizer(1e-3)
+
+    @tf2.function
+    def data_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = _mlp_loss(tf, params, x, y)
+        grads = tape.gradient(loss, params)
+        opt.apply_gradients(zip(grads, params))
+        return loss
+
+    batches = iter(_dataset(tf))
+    out["TF tf.function Adam step, batches from tf.data (for x, y in dataset)"] = \
+        _time(lambda: data_step(*next(batches)), steps, rounds)
     return out
 
 

@@ -19,6 +19,13 @@ program returns the variables' values).
 
 ``save`` also writes the MetaGraphDef (``prefix.meta``) and the ``checkpoint`` state file
 (CheckpointState in protobuf text format), deleting checkpoints beyond ``max_to_keep``.
+
+While executing eagerly (TF 1.x's eager Saver: ``saver.save(None, prefix)``), there is no
+graph to run: ``var_list`` must be given (eager variables, as a list keyed by their names
+or a dict keyed by checkpoint names), ``save`` writes the same bundle straight from the
+variables' buffers (no ``.meta``: TF writes none in eager mode) and ``restore`` reads it
+into them. The files are the same either way, so a checkpoint saved eagerly restores in
+a graph and the other way round.
 """
 from __future__ import annotations
 
@@ -184,19 +191,24 @@ class RestoreV2(OpType):
         kinds = op._attrs["dtypes"]
         if len(names) != len(kinds):
             raise errors.InvalidArgumentError(None, op, f"Got {len(names)} tensor names but {len(kinds)} dtypes")
-        try:
-            reader = _open_bundle(path)
-            out = []
-            for name, want in zip(names, kinds):
-                stored = reader.dtype(name)
-                if stored != want:
-                    raise errors.InvalidArgumentError(
-                        None, None, f"tensor_name = {name}; expected dtype {want.name} does not equal original "
-                                    f"dtype {stored.name}")
-                out.append(reader.lookup(name))
-        except errors.OpError as e:
-            raise _with_op(e, op) from None
-        return out
+        return _read_tensors(path, names, kinds, op)
+
+
+def _read_tensors(path: str, names: list, kinds: list, op=None) -> list:
+    """RestoreV2's values: each key's tensor, checked against the dtype wanted."""
+    try:
+        reader = _open_bundle(path)
+        out = []
+        for name, want in zip(names, kinds):
+            stored = reader.dtype(name)
+            if stored != want:
+                raise errors.InvalidArgumentError(
+                    None, None, f"tensor_name = {name}; expected dtype {want.name} does not equal original "
+                                f"dtype {stored.name}")
+            out.append(reader.lookup(name))
+    except errors.OpError as e:
+        raise _with_op(e, op) from None
+    return out
 
 
 @register
@@ -614,7 +626,45 @@ def _nonempty(var_list) -> bool:
 
 def _global_step_value(sess, global_step_tensor) -> int:
     """training_util.global_step: the int value of a step tensor, variable or name."""
+    if _executing_eagerly():
+        return int(global_step_tensor.numpy())
     return int(sess.run(global_step_tensor))
+
+
+def _executing_eagerly() -> bool:
+    return getattr(get_default_graph(), "_is_eager", False)
+
+
+def _is_eager_variable(value) -> bool:
+    return hasattr(value, "_handle_name") and hasattr(value, "_buffer")
+
+
+def _eager_saveables(var_list) -> list:
+    """[(checkpoint key, eager variable)] sorted by key (TF's eager op_list_to_dict: a
+    list is keyed by the variables' names)."""
+    if isinstance(var_list, dict):
+        items = []
+        for name, var in var_list.items():
+            if not isinstance(name, str):
+                raise TypeError("names_to_saveables must be a dict mapping string names to trackable operations. "
+                                f"Name is not a string: {name}")
+            if not _is_eager_variable(var):
+                raise TypeError("names_to_saveables must be a dict mapping string names to Tensors/Variables. Not "
+                                f"a variable: {var}")
+            items.append((name, var))
+    else:
+        if not isinstance(var_list, (list, tuple, set)):
+            raise TypeError(f"Variables to save should be passed in a dict or a list: {var_list}")
+        items, seen = [], set()
+        for var in sorted(var_list, key=lambda v: v.name):
+            if not _is_eager_variable(var):
+                raise TypeError(f"Variable to save is not a Variable: {var}")
+            name = var._handle_name
+            if name in seen:
+                raise ValueError(f"At least two variables have the same name: {name}")
+            seen.add(name)
+            items.append((name, var))
+    return sorted(items, key=lambda item: item[0])
 
 
 class Saver:
@@ -649,12 +699,20 @@ class Saver:
         self._last_checkpoints: list = []
         self._checkpoints_to_be_deleted: list = []
         self._restored_shapes: list = []
-        if not defer_build:
+        eager = _executing_eagerly()
+        if eager and var_list is None:
+            raise RuntimeError("When eager execution is enabled, `var_list` must specify a list or dict of variables "
+                               "to save")
+        if not defer_build and not eager:
             self.build()
         if self.saver_def:
             self._check_saver_def()
             self._write_version = self.saver_def.version
         self._save_relative_paths = save_relative_paths
+        if eager and not self.saver_def:  # what save/restore read of it (no graph to name)
+            self.saver_def = _saver_def_class()(max_to_keep=max_to_keep or 0, sharded=sharded, version=write_version,
+                                                keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours)
+            self._next_checkpoint_time = time.time() + keep_checkpoint_every_n_hours * 3600
 
     # -- building -------------------------------------------------------------------------
     def build(self) -> None:
@@ -767,7 +825,8 @@ class Saver:
              write_meta_graph=True, write_state=True, strip_default_attrs=False, save_debug_info=False):
         """Save the variables; returns the checkpoint prefix (``save_path-<step>``)."""
         del save_debug_info
-        if not self._is_built:
+        eager = _executing_eagerly()
+        if not self._is_built and not eager:
             raise RuntimeError("`build()` should be called before save if defer_build==True")
         if latest_filename is None:
             latest_filename = "checkpoint"
@@ -785,14 +844,19 @@ class Saver:
             if os.path.basename(save_path) == latest_filename and not self._sharded:
                 raise ValueError(f"'latest_filename' collides with 'save_path': '{latest_filename}' and "
                                  f"'{save_path}'")
-        if not (hasattr(sess, "run") and hasattr(sess, "graph")):
+        if not eager and not (hasattr(sess, "run") and hasattr(sess, "graph")):
             raise TypeError(f"'sess' must be a Session; {sess}")
         save_path_parent = os.path.dirname(save_path)
         model_checkpoint_path = None
+        if eager:
+            self._eager_check_empty()
         if not self._is_empty:
             try:
-                model_checkpoint_path = sess.run(self.saver_def.save_tensor_name,
-                                                 {self.saver_def.filename_tensor_name: checkpoint_file})
+                if eager:
+                    model_checkpoint_path = self._save_eager(checkpoint_file)
+                else:
+                    model_checkpoint_path = sess.run(self.saver_def.save_tensor_name,
+                                                     {self.saver_def.filename_tensor_name: checkpoint_file})
                 model_checkpoint_path = _text(model_checkpoint_path)
                 if write_state:
                     self._RecordLastCheckpoint(model_checkpoint_path)
@@ -806,7 +870,7 @@ class Saver:
                 if not os.path.isdir(save_path_parent or os.curdir):
                     raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.") from None
                 raise
-        if write_meta_graph:
+        if write_meta_graph and not eager:  # (no graph to write in eager mode)
             meta_file = meta_graph_filename(checkpoint_file, meta_graph_suffix=meta_graph_suffix)
             with sess.graph.as_default():
                 self.export_meta_graph(meta_file, strip_default_attrs=strip_default_attrs)
@@ -816,6 +880,9 @@ class Saver:
 
     def restore(self, sess, save_path) -> None:
         """Restore the variables from the checkpoint with prefix ``save_path``."""
+        eager = _executing_eagerly()
+        if eager:
+            self._eager_check_empty()
         if self._is_empty:
             return
         if save_path is None:
@@ -827,7 +894,10 @@ class Saver:
 
         tf_logging.info("Restoring parameters from %s", checkpoint_prefix)  # TF's line, on tf.logging
         try:
-            sess.run(self.saver_def.restore_op_name, {self.saver_def.filename_tensor_name: checkpoint_prefix})
+            if eager:
+                self._restore_eager(checkpoint_prefix)
+            else:
+                sess.run(self.saver_def.restore_op_name, {self.saver_def.filename_tensor_name: checkpoint_prefix})
         except errors.NotFoundError as err:
             extra = ""
             try:
@@ -841,6 +911,32 @@ class Saver:
         except errors.InvalidArgumentError as err:
             err = self._explain_shape_mismatch(checkpoint_prefix) or err
             raise _wrap_restore_error_with_msg(err, "a mismatch between the current graph and the graph") from None
+
+    # -- eager mode --------------------------------------------------------------------------
+    def _eager_check_empty(self) -> None:
+        if self._is_empty is None:
+            if not _nonempty(self._var_list):
+                if not self._allow_empty:
+                    raise ValueError("No variables to save")
+                self._is_empty = True
+            else:
+                self._is_empty = False
+
+    def _save_eager(self, checkpoint_file: str) -> str:
+        """SaveV2 of the eager variables' values, written now."""
+        items = _eager_saveables(self._var_list)
+        fmt.write_bundle(checkpoint_file, [(name, var._array, var.dtype.base_dtype) for name, var in items])
+        return checkpoint_file
+
+    def _restore_eager(self, prefix: str) -> None:
+        """RestoreV2 of every key, then each variable assigned (its shape checked as TF's
+        shape_safe_assign_variable_handle does)."""
+        items = _eager_saveables(self._var_list)
+        values = _read_tensors(prefix, [name for name, _ in items], [var.dtype.base_dtype for _, var in items])
+        for (name, var), value in zip(items, values):
+            var.shape.assert_is_compatible_with(TensorShape(np.shape(value)))
+        for (name, var), value in zip(items, values):
+            var._set_value(value)
 
     def _explain_shape_mismatch(self, prefix: str):
         """TF's Assign error for a variable whose checkpointed shape differs, if that is why."""
@@ -861,6 +957,9 @@ class Saver:
     def export_meta_graph(self, filename=None, collection_list=None, as_text=False, export_scope=None,
                           clear_devices=False, clear_extraneous_savers=False, strip_default_attrs=False,
                           save_debug_info=False):
+        if _executing_eagerly():
+            raise RuntimeError("Exporting/importing meta graphs is not supported when eager execution is enabled. "
+                               "No graph exists when eager execution is enabled.")
         graph = get_default_graph()
         return export_meta_graph(filename=filename, graph_def=graph.as_graph_def(add_shapes=True),
                                  saver_def=self.saver_def, collection_list=collection_list, as_text=as_text,

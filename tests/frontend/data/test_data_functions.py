@@ -84,7 +84,7 @@ def test_identity_and_restructuring_functions_run_nothing():
             .map(lambda a, b: {"text": b, "n": a})
         (function,) = _functions(graph)
         got = drain(dataset)
-        assert function._session is None  # no private session, nothing compiled
+        assert function._program is None  # no program, nothing compiled
     assert [(e[0].item(), e[1].item()) for e in got] == [(0, b"a"), (1, b"b"), (2, b"c")]
 
 

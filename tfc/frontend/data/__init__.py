@@ -1,4 +1,4 @@
-"""tf.data for TF1 graph mode, and the TFRecord / tf.train.Example utilities around it.
+"""tf.data for TF1 graph mode and eager mode, and the TFRecord / tf.train.Example utilities around it.
 
 Modules, one concern each:
 
@@ -10,6 +10,9 @@ Modules, one concern each:
 - ``functions``, ``vectorize``: user functions traced once into graphs, run by tfc's
   compiler per element or rewritten for a whole chunk;
 - ``iterator``: ``tf.data.Iterator`` and the iterator ops (state kept per session);
+- ``eager``: datasets built while executing eagerly (their ops run at once) and their
+  iterators handing out EagerTensors;
+- ``reduce``: ``Dataset.reduce`` (a ``ReduceDataset`` host op);
 - ``readers``, ``records``: text, TFRecord and fixed-length record files;
 - ``parsing``: ``parse_single_example`` / ``parse_example`` / ``decode_raw``.
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import types
 
-from . import dataset_ops, iterator, parsing, readers, records  # noqa: F401 - registers the ops
+from . import dataset_ops, iterator, parsing, readers, records, reduce  # noqa: F401 - registers the ops
 from .dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from .iterator import (Iterator, get_output_classes, get_output_shapes, get_output_types,
                        make_initializable_iterator, make_one_shot_iterator)

@@ -7,6 +7,10 @@ initializer (or a one-shot iterator's first ``get_next``) runs the ops on the ho
 (dataset_ops.py), which builds the pipeline (pipeline.py). ``output_types``,
 ``output_shapes`` and ``output_classes`` are what TF infers: a batch dimension is ``None``
 unless ``drop_remainder`` and a constant batch size make it known.
+
+While executing eagerly the same methods run each dataset op at once instead (eager.py):
+the dataset's variant tensor is an EagerTensor holding its pipeline, and iterating the
+dataset hands out EagerTensors.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from ..tensor_shape import Dimension, TensorShape
 from ..tensor_util import constant_value
 from . import structure as nest
 from .dataset_ops import functions_of
+from .eager import executing_eagerly
 
 AUTOTUNE = -1
 UNKNOWN_CARDINALITY = -2
@@ -29,12 +34,7 @@ def _int64(value, name):
     return convert_to_tensor(value, dtype=dtypes.int64, name=name)
 
 
-def _check_graph_mode():
-    if getattr(get_default_graph(), "_eager_apply", None) is not None:
-        raise NotImplementedError("tfc: tf.data in eager mode is not implemented yet; build datasets in graph mode")
-
-
-class Dataset:
+class Dataset(nest.HasElementStructure):
     """A dataset: a variant tensor and its element structure (a nest of Specs)."""
 
     def __init__(self, variant_tensor: Tensor, element_structure, kind: str = "Dataset"):
@@ -43,37 +43,33 @@ class Dataset:
         self._kind = kind
 
     # -- structure ---------------------------------------------------------------------------
-    @property
-    def output_types(self):
-        return nest.types_of(self._structure)
-
-    @property
-    def output_shapes(self):
-        return nest.shapes_of(self._structure)
-
-    @property
-    def output_classes(self):
-        return nest.classes_of(self._structure)
-
     def __repr__(self) -> str:
         shapes = nest.map_structure(str, nest.shapes_of(self._structure))
         return (f"<{self._kind} shapes: {nest._text(shapes)}, types: {nest.type_text(self._structure)}>")
 
     def __iter__(self):
-        raise RuntimeError("__iter__() is only supported inside of tf.function or when eager execution is enabled.")
+        if not executing_eagerly():
+            if getattr(get_default_graph(), "_init_scope_graph", None) is not None:
+                raise NotImplementedError("tfc: iterating a tf.data.Dataset inside a defun / tf.function is not "
+                                          "supported; iterate it outside and pass each element in")
+            raise RuntimeError("__iter__() is only supported inside of tf.function or when eager execution is "
+                               "enabled.")
+        from .eager import EagerIterator
+
+        return EagerIterator(self)
 
     @property
     def graph(self):
         return self._variant_tensor.graph
 
     def _op(self, op_type: str, inputs: list, structure, attrs=None, kind=None, name=None,
-            output_types_attr=True) -> "Dataset":
-        return _make(op_type, inputs, structure, attrs, kind or op_type, name, self.graph, output_types_attr)
+            output_types_attr=True, functions=None) -> "Dataset":
+        return _make(op_type, inputs, structure, attrs, kind or op_type, name, self.graph, output_types_attr,
+                     functions)
 
     # -- sources -----------------------------------------------------------------------------
     @staticmethod
     def from_tensor_slices(tensors) -> "Dataset":
-        _check_graph_mode()
         components = _normalize(tensors)
         flat = nest.flatten(components)
         first = Dimension(None)
@@ -88,7 +84,6 @@ class Dataset:
 
     @staticmethod
     def from_tensors(tensors) -> "Dataset":
-        _check_graph_mode()
         components = _normalize(tensors)
         flat = nest.flatten(components)
         specs = nest.map_structure(lambda t: nest.Spec(t.dtype, t.shape), components)
@@ -97,7 +92,6 @@ class Dataset:
 
     @staticmethod
     def range(*args, output_type=dtypes.int64) -> "Dataset":
-        _check_graph_mode()
         if len(args) == 1:
             start, stop, step = 0, args[0], 1
         elif len(args) == 2:
@@ -111,7 +105,6 @@ class Dataset:
 
     @staticmethod
     def from_generator(generator, output_types, output_shapes=None, args=None) -> "Dataset":
-        _check_graph_mode()
         if not callable(generator):
             raise TypeError("`generator` must be callable.")
         specs = nest.specs_from(output_types, output_shapes)
@@ -124,7 +117,11 @@ class Dataset:
                 raise NotImplementedError("tfc: from_generator's args must be known when the graph is built "
                                           f"(got {arg})")
             arguments.append(value)
-        functions_of(graph)[token] = (generator, arguments, specs)
+        generator_entry = (generator, arguments, specs)
+        if executing_eagerly(graph):
+            return _make("GeneratorDataset", [], specs, {"next_func": token}, "FlatMapDataset",
+                         functions={token: generator_entry})
+        functions_of(graph)[token] = generator_entry
         return _make("GeneratorDataset", [], specs, {"next_func": token}, "FlatMapDataset")
 
     @staticmethod
@@ -302,36 +299,66 @@ class Dataset:
 
     # -- iterators -----------------------------------------------------------------------------
     def make_one_shot_iterator(self):
+        if executing_eagerly():
+            from .eager import EagerIterator
+
+            return EagerIterator(self)
         from .iterator import one_shot_iterator
 
         return one_shot_iterator(self)
 
     def make_initializable_iterator(self, shared_name=None):
+        if executing_eagerly():
+            raise RuntimeError("dataset.make_initializable_iterator is not supported when eager execution is "
+                               "enabled. Use `for element in dataset` instead.")
         from .iterator import initializable_iterator
 
         return initializable_iterator(self, shared_name)
 
+    def reduce(self, initial_state, reduce_func):
+        """Folds ``reduce_func(state, element)`` over the dataset from ``initial_state``: the
+        final state (EagerTensors when executing eagerly, else tensors of a
+        ``ReduceDataset`` op that runs the whole pass when the step runs)."""
+        from .reduce import reduce_dataset
+
+        return reduce_dataset(self, initial_state, reduce_func)
+
     # -- helpers --------------------------------------------------------------------------------
-    def _trace(self, fn, transformation: str):
+    def _trace(self, fn, transformation: str, input_structure=None):
         from .functions import trace
 
-        function = trace(fn, self._structure, transformation, self.graph)
-        functions_of(self.graph)[function.name] = function
+        structure = self._structure if input_structure is None else input_structure
+        function = trace(fn, structure, transformation, self.graph)
+        if not self._is_eager():  # eager: the op's node holds the function (run_dataset_op)
+            functions_of(self.graph)[function.name] = function
         return function
 
+    def _is_eager(self) -> bool:
+        from ..eager.tensor import EagerTensor
+
+        return isinstance(self._variant_tensor, EagerTensor)
+
     def _function_op(self, op_type, inputs, structure, attrs, function) -> "Dataset":
-        dataset = self._op(op_type, inputs, structure, attrs)
-        function.owner = dataset._variant_tensor.op
+        functions = {function.name: function} if self._is_eager() else None
+        dataset = self._op(op_type, inputs, structure, attrs, functions=functions)
+        function.owner = getattr(dataset, "_eager_op", None) or dataset._variant_tensor.op
         return dataset
 
 
 def _make(op_type: str, inputs: list, structure, attrs=None, kind=None, name=None, graph=None,
-          output_types_attr=True) -> Dataset:
+          output_types_attr=True, functions=None) -> Dataset:
     graph = graph or (inputs[0].graph if inputs else get_default_graph())
     all_attrs = {"output_shapes": nest.flat_shapes(structure)}
     if output_types_attr:
         all_attrs["output_types"] = nest.flat_types(structure)
     all_attrs.update(attrs or {})
+    if executing_eagerly(graph):
+        from .eager import run_dataset_op
+
+        variant, op = run_dataset_op(op_type, list(inputs), all_attrs, name or op_type, functions)
+        dataset = Dataset(variant, structure, kind or op_type)
+        dataset._eager_op = op
+        return dataset
     with graph.as_default():
         op = graph.create_op(op_type, inputs, name=name or op_type, attrs=all_attrs)
     return Dataset(op.outputs[0], structure, kind or op_type)

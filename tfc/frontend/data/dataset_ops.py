@@ -135,13 +135,14 @@ class MapDataset(_DatasetOp):
 
 @register
 class ParallelMapDataset(_DatasetOp):
-    """``map(..., num_parallel_calls=n)``: run in order, like MapDataset (see mapping.py)."""
+    """``map(..., num_parallel_calls=n)``: the function on n threads, results in order (see
+    mapping.py)."""
 
     inputs = ["input_dataset: variant", "other_arguments: Targuments", "num_parallel_calls: int32"]
     attrs = dict(_map_attrs(), sloppy=Attr("bool", False))
 
     def host(op, dataset, *rest):
-        return [variant(mapping.Map(node_of(dataset), _function(op, "f"), rest[:-1]))]
+        return [variant(mapping.Map(node_of(dataset), _function(op, "f"), rest[:-1], rest[-1], op))]
 
 
 @register

@@ -287,7 +287,7 @@ class IteratorFromStringHandleV2(_IteratorOp):
 
 
 # -- the Python API ----------------------------------------------------------------------------
-class Iterator:
+class Iterator(nest.HasElementStructure):
     """tf.data.Iterator (TF1): ``get_next()``, ``initializer``, ``string_handle()``."""
 
     def __init__(self, iterator_resource, initializer, output_types, output_shapes, output_classes):
@@ -349,18 +349,6 @@ class Iterator:
         if name is None:
             return self._string_handle
         return _create_op("IteratorToStringHandle", [self._iterator_resource], {}, name=name).outputs[0]
-
-    @property
-    def output_types(self):
-        return nest.types_of(self._structure)
-
-    @property
-    def output_shapes(self):
-        return nest.shapes_of(self._structure)
-
-    @property
-    def output_classes(self):
-        return nest.classes_of(self._structure)
 
 
 def _structure_attrs(structure, shared_name) -> dict:

@@ -3,14 +3,21 @@
 
 ``map`` and ``filter`` hand a whole chunk to the function's batched graph when it has
 one; otherwise they call it once per element and stack results of equal shapes.
-``num_parallel_calls`` is accepted; elements keep their order (TF's deterministic
-default). ``interleave`` follows TF's InterleaveDatasetOp: ``cycle_length`` open inputs,
+
+``map(..., num_parallel_calls=n)`` (``AUTOTUNE``: one per CPU) runs the function on a
+pool of ``n`` threads: the input is read ahead in pieces (a request for ``limit``
+elements is cut into ``n`` pieces), up to ``n`` pieces are computed at once, and results
+are handed out in input order (TF's ``deterministic=True``; an error comes out where its
+element would have). The compiled function releases the GIL, so pieces really run in
+parallel. ``interleave`` follows TF's InterleaveDatasetOp: ``cycle_length`` open inputs,
 ``block_length`` consecutive elements from each in turn, a finished one replaced by the
 next input element's dataset in the same place of the cycle.
 """
 from __future__ import annotations
 
+import collections
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -18,10 +25,20 @@ from .pipeline import Iter, Node, Reader, as_chunk, chunk_size, element, same_sh
 
 
 class Map(Node):
-    def __init__(self, input_node: Node, function, captured: list):
+    def __init__(self, input_node: Node, function, captured: list, num_parallel_calls=None, op=None):
+        from .. import errors
+
         self.input, self.function, self.captured = input_node, function, list(captured)
+        self.parallelism = 1
+        if num_parallel_calls is not None:
+            calls = int(num_parallel_calls)
+            if calls <= 0 and calls != -1:  # -1: AUTOTUNE
+                raise errors.InvalidArgumentError(None, op, "num_parallel_calls must be greater than zero.")
+            self.parallelism = calls if calls > 0 else (os.cpu_count() or 1)
 
     def iterator(self):
+        if self.parallelism > 1:
+            return _ParallelMapIter(self)
         return _MapIter(self)
 
 
@@ -57,6 +74,94 @@ class _MapIter(Iter):
 
     def close(self):
         self.reader.close()
+
+
+class _Failed:
+    """An element's error, handed out in its element's place."""
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
+def _map_piece(function, captured: list, chunk: list) -> list:
+    """The function over a piece of the input: output chunks (one unless the outputs'
+    shapes change inside the piece), and a _Failed in place of an element that failed."""
+    n = chunk_size(chunk)
+    if n > 1:
+        try:
+            out = function.call_batch(chunk, captured)
+        except Exception:  # noqa: BLE001 - element by element, to find the one that fails
+            out = None
+        if out is not None:
+            return [out]
+    items, results = [], []
+    for i in range(n):
+        try:
+            result = function.call(element(chunk, i), captured)
+        except Exception as e:  # noqa: BLE001 - raised to the consumer in order
+            if results:
+                items.append(as_chunk(results))
+                results = []
+            items.append(_Failed(e))
+            continue
+        if results and not same_shapes(results[0], result):
+            items.append(as_chunk(results))
+            results = []
+        results.append(result)
+    if results:
+        items.append(as_chunk(results))
+    return items
+
+
+class _ParallelMapIter(Iter):
+    """``num_parallel_calls``: pieces of the input mapped on a thread pool, in order."""
+
+    def __init__(self, node: Map):
+        self.node = node
+        self.reader = Reader(node.input.iterator())
+        self.pool = ThreadPoolExecutor(max_workers=node.parallelism, thread_name_prefix="tfc-data-map")
+        self.pending: collections.deque = collections.deque()  # futures, in input order
+        self.ready: collections.deque = collections.deque()  # output chunks, in order
+        self.end_of_input = False
+
+    def _fill(self, limit: int) -> None:
+        node = self.node
+        piece = max(1, -(-limit // node.parallelism))
+        while not self.end_of_input and len(self.pending) < node.parallelism:
+            chunk = self.reader.read(piece)
+            if chunk is None:
+                self.end_of_input = True
+                return
+            self.pending.append(self.pool.submit(_map_piece, node.function, node.captured, chunk))
+
+    def next_chunk(self, limit):
+        if not self.ready:
+            self._fill(limit)
+            if not self.pending:
+                return None
+            future = self.pending.popleft()
+            self._fill(limit)  # keep the pool busy while this piece finishes
+            self.ready.extend(future.result())
+        chunk = self.ready.popleft()
+        if isinstance(chunk, _Failed):  # an element's error, where the element would have been
+            raise chunk.error
+        if chunk_size(chunk) > limit:
+            self.ready.appendleft([a[limit:] for a in chunk])
+            chunk = [a[:limit] for a in chunk]
+        return chunk
+
+    def close(self):
+        for future in self.pending:
+            future.cancel()
+        self.pending.clear()
+        self.pool.shutdown(wait=False)
+        self.reader.close()
+
+    def __del__(self):
+        try:
+            self.pool.shutdown(wait=False)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
 
 
 class Filter(Node):

@@ -15,7 +15,8 @@ from ..graph import get_default_graph
 from ..registry import register
 from . import records
 from . import structure as nest
-from .dataset import Dataset, _check_graph_mode, _int64
+from .dataset import Dataset, _int64
+from .eager import executing_eagerly, run_dataset_op
 from .dataset_ops import _DatasetOp, variant
 from .pipeline import Iter, Node
 
@@ -148,6 +149,8 @@ class _FixedLengthRecordDatasetOp(_DatasetOp):
 # -- the Python classes -----------------------------------------------------------------------------
 def _reader(op_type: str, inputs: list) -> tuple:
     graph = get_default_graph()
+    if executing_eagerly(graph):  # the op runs now (eager.py)
+        return run_dataset_op(op_type, inputs, {}, op_type)[0], nest.Spec(dtypes.string, [])
     op = graph.create_op(op_type, inputs, name=op_type)
     return op.outputs[0], nest.Spec(dtypes.string, [])
 
@@ -163,7 +166,6 @@ class TextLineDataset(Dataset):
     """The lines of text files (without their line endings)."""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None):
-        _check_graph_mode()
         inputs = [_filenames(filenames),
                   convert_to_tensor(compression_type or "", dtype=dtypes.string, name="compression_type"),
                   _int64(_DEFAULT_BUFFER if buffer_size is None else buffer_size, "buffer_size")]
@@ -174,7 +176,6 @@ class TFRecordDataset(Dataset):
     """The records of TFRecord files."""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None):
-        _check_graph_mode()
         inputs = [_filenames(filenames),
                   convert_to_tensor(records.compression_name(compression_type), dtype=dtypes.string,
                                     name="compression_type"),
@@ -187,7 +188,6 @@ class FixedLengthRecordDataset(Dataset):
 
     def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None, buffer_size=None,
                  compression_type=None, num_parallel_reads=None):
-        _check_graph_mode()
         inputs = [_filenames(filenames), _int64(header_bytes or 0, "header_bytes"),
                   _int64(record_bytes, "record_bytes"), _int64(footer_bytes or 0, "footer_bytes"),
                   _int64(_DEFAULT_BUFFER if buffer_size is None else buffer_size, "buffer_size"),

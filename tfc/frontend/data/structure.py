@@ -181,3 +181,27 @@ def _text(value) -> str:
         inner = ", ".join(_text(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     return str(value)
+
+
+class HasElementStructure:
+    """What TF's datasets and iterators answer about their elements, from ``self._structure``
+    (a nest of Spec)."""
+
+    @property
+    def output_types(self):
+        return types_of(self._structure)
+
+    @property
+    def output_shapes(self):
+        return shapes_of(self._structure)
+
+    @property
+    def output_classes(self):
+        return classes_of(self._structure)
+
+    @property
+    def element_spec(self):
+        """The element's nest of ``tf.TensorSpec``."""
+        from ..eager.function import TensorSpec
+
+        return map_structure(lambda spec: TensorSpec(spec.shape, spec.dtype), self._structure)

@@ -50,18 +50,17 @@ class BatchedFunction:
         self._outputs = outputs
         self.capture_placeholders = capture_placeholders
         self.unbatched_outputs = unbatched_outputs  # positions of outputs that do not depend on the element
-        self._session = None
+        from .functions import Program
+
+        self._program = Program(graph, inputs + capture_placeholders, outputs)  # compiled on its first call
 
     @property
     def outputs(self):
         return self._outputs
 
-    def session(self):
-        if self._session is None:
-            from tfc.runtime.session import Session
-
-            self._session = Session(graph=self.graph)
-        return self._session
+    def program(self):
+        """The batched graph's Program (see functions.py)."""
+        return self._program
 
 
 def vectorize(fn):

@@ -268,7 +268,8 @@ class _VariableBuffers(dict):
 
 
 _EFFECT_TYPES = frozenset({"Assert", "Print", "PrintV2", "PyFunc", "PyFuncStateless", "EagerPyFunc",
-                           "WriteScalarSummary", "SaveV2"})
+                           "WriteScalarSummary", "WriteHistogramSummary", "FlushSummaryWriter",
+                           "CloseSummaryWriter", "SaveV2"})
 
 
 def _side_effect_ops(graph) -> list:

@@ -125,6 +125,11 @@ class EagerVariable(Variable):
             self._shared = False
         return self._array
 
+    def _set_value(self, value) -> None:
+        """A new value, as is (a restored checkpoint; the caller checked the shape)."""
+        self._array = np.array(value, dtype=self._value_dtype.as_numpy_dtype, order="C", copy=True)
+        self._shared = False
+
     # -- identity -----------------------------------------------------------------------------
     @property
     def name(self) -> str:
