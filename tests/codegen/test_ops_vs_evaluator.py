@@ -326,6 +326,26 @@ def test_concatenate(elem, data):
     check(text, [draw_array(data, elem, (s0, 3)), draw_array(data, elem, (s1, 3)), draw_array(data, elem, (2, 3))])
 
 
+@pytest.mark.parametrize("elem", ("f32", "i32"))
+@EXAMPLES
+@given(data=st.data())
+def test_concatenate_of_rows_fused_and_split_over_the_pool(elem, data):
+    """Along the first dim each operand is a block of the result, written by its own loop;
+    split over the pool, a thread's range may start or end inside any block."""
+    from tfc.testing.fuzz import parallel_everywhere
+
+    text = func(f"(%a: {elem}[s0,3], %b: {elem}[s1,3], %c: {elem}[7]) -> ({elem}[s0+s1+s0,3], {elem}[s0*3+7])",
+                f"%0 = add %a, %a : {elem}[s0,3]",
+                f"%1 = neg %b : {elem}[s1,3]",
+                f"%2 = concatenate %0, %1, %a {{dim=0}} : {elem}[s0+s1+s0,3]",
+                f"%3 = reshape %a : {elem}[s0*3]",
+                f"%4 = concatenate %3, %c {{dim=0}} : {elem}[s0*3+7]",
+                "return %2, %4")
+    s0, s1 = data.draw(SIZES), data.draw(SIZES)
+    with parallel_everywhere():
+        check(text, [draw_array(data, elem, (s0, 3)), draw_array(data, elem, (s1, 3)), draw_array(data, elem, (7,))])
+
+
 @covers("pad")
 @pytest.mark.parametrize("elem", ("f32", "i32", "pred", "f16"))
 @EXAMPLES

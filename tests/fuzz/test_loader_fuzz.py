@@ -167,7 +167,7 @@ def test_ir_parser_raises_only_parse_errors():
         _parse_ir(text)
     escapes = Escapes("IR parser")
     rng = np.random.default_rng(18)
-    for case in range(2000):
+    for case in range(1000):
         text = sources[case % len(sources)]
         for _ in range(int(rng.integers(1, 3))):
             text = mutate_text(rng, text)
@@ -213,7 +213,7 @@ def test_import_graph_def_of_wrong_but_parseable_graph_defs():
     op_types = sorted({node.op for g in sources for node in g.node} | set(registered_op_types()[:40]))
     escapes = Escapes("GraphDef importer")
     rng = np.random.default_rng(19)
-    for case in range(1500):
+    for case in range(500):
         graph_def = GraphDef()
         graph_def.CopyFrom(sources[case % len(sources)])
         for _ in range(int(rng.integers(1, 4))):
@@ -239,7 +239,7 @@ def test_load_graph_def_of_damaged_bytes(tmp_path):
 
     escapes = Escapes("GraphDef file loader")
     rng = np.random.default_rng(20)
-    for case in range(800):
+    for case in range(500):
         original = data = sources[case % len(sources)]
         for _ in range(int(rng.integers(1, 3))):
             data = mutate_bytes(rng, data)

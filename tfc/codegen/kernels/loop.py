@@ -2,8 +2,8 @@
 
 When every member works on the output's own index (elementwise ops on equal shapes and
 scalars), one flat loop over the elements is emitted: the shape LLVM vectorises best.
-A result that concatenates along a dim after the first is written piece by piece, one
-loop nest per operand. Otherwise a row-major loop nest provides the multi-index.
+A result that concatenates along the first dim is written block by block, one flat loop
+per operand; along a later dim, piece by piece, one loop nest per operand. Otherwise a row-major loop nest provides the multi-index.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tfc.ir.dims import dim_mul, dims_product
 from tfc.ir.ops import CORE_OPS
 
 from ..kernel import Elemental, Index
-from ..llvm_util import counted_loop
+from ..llvm_util import const_i64, counted_loop
 
 INDEX_OPS = {"broadcast", "reshape", "transpose", "slice", "pad", "concatenate", "reverse", "dynamic_slice",
              "iota", "dims", "constant"}
@@ -58,6 +58,9 @@ def emit(program, index: int, op: ir.Operation) -> None:
         with counted_loop(kernel.b, begin, end, "i") as i:
             value = elemental.gen(root, Index(kernel, shape, linear=i))
             kernel.scalar.store(value, kernel.element_pointer(out, i), elem)
+    elif _concatenation_of_rows(root):
+        begin, end = kernel.parallel_range(out_type.num_elements, cost)
+        _concatenate_blocks(kernel, elemental, root.defining_op, out, begin, end)
     elif _concatenation_after_rows(root):
         concat = root.defining_op
         begin, end = kernel.parallel_range(out_type.shape[0], dim_mul(dims_product(out_type.shape[1:]), cost))
@@ -71,6 +74,32 @@ def emit(program, index: int, op: ir.Operation) -> None:
         with counted_loop(kernel.b, begin, end, "d0") as i:
             _nest(kernel, shape, [i], lambda multi: _store(kernel, elemental, root, out, shape, multi, elem))
     program.call_kernel(kernel, params, index)
+
+
+def _concatenation_of_rows(root) -> bool:
+    """The kernel's result is a concatenate along its first dim."""
+    producer = root.defining_op
+    return producer is not None and producer.name == "concatenate" and producer.attrs["dim"] == 0
+
+
+def _concatenate_blocks(kernel, elemental, concat, out, begin, end) -> None:
+    """Elements [begin, end) of a concatenation along the first dim: each operand is one
+    contiguous block of the result, computed by a flat loop of its own over the part of
+    [begin, end) it covers (no element chooses between the operands; each loop reads one
+    operand, and vectorises as that operand's own expression would)."""
+    b = kernel.b
+    offset = const_i64(0)
+    for operand in concat.operands:
+        piece = kernel.shape(operand.type)
+        size = kernel.numel(operand.type)
+        stop = b.add(offset, size)
+        low = b.select(b.icmp_signed(">", begin, offset), begin, offset)
+        high = b.select(b.icmp_signed("<", end, stop), end, stop)
+        own = Elemental(kernel, elemental.leaves, dict(elemental.overrides))
+        with counted_loop(b, low, high, "block") as i:
+            value = own.gen(operand, Index(kernel, piece, linear=b.sub(i, offset)))
+            kernel.scalar.store(value, kernel.element_pointer(out, i), concat.result.type.elem)
+        offset = stop
 
 
 def _concatenation_after_rows(root) -> bool:
