@@ -151,7 +151,8 @@ def _feed_tensor(graph, key):
     try:
         tensor = graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
     except (TypeError, ValueError, KeyError) as e:
-        raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e}") from None
+        text = e.args[0] if isinstance(e, KeyError) and e.args else e
+        raise TypeError(f"Cannot interpret feed_dict key as Tensor: {text}") from None
     if not isinstance(tensor, Tensor):
         raise TypeError(f"Cannot interpret feed_dict key as Tensor: {key!r}")
     return tensor
@@ -199,6 +200,7 @@ class BaseSession:
         self._rng_seeds: dict = {}
         self._cache: dict = {}
         self._run_plans: dict = {}
+        self._partial_runs: dict = {}  # handle -> PartialRun
         self._last_key_by_fetches: dict = {}
         self._logged_ops: set = set()
         self._lock = threading.RLock()
@@ -319,6 +321,33 @@ class BaseSession:
         if plan.single_tensor:
             return values[0]
         return plan.fetch_plan.build(values)
+
+    def partial_run_setup(self, fetches, feeds=None):
+        """A handle for a step run in pieces by ``partial_run`` (tfc/runtime/partial_run.py)."""
+        from .partial_run import PartialRun
+
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        if self._remote is not None:
+            raise errors.UnimplementedError(None, None, "Partial runs (Session.partial_run_setup / partial_run) are "
+                                                        "not supported on grpc:// sessions by tfc")
+        run = PartialRun(self, fetches, feeds)
+        self._partial_runs[run.handle] = run
+        return run.handle
+
+    def partial_run(self, handle, fetches, feed_dict=None):
+        """Feed some of the setup's feeds and fetch some of its fetches; each op of the step
+        runs at most once over the calls."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        run = self._partial_runs.get(handle)
+        if run is None:
+            raise errors.InvalidArgumentError(None, None, "Must run 'setup' before performing partial runs!")
+        try:
+            return run.run(fetches, feed_dict)
+        finally:
+            if run.done:
+                self._partial_runs.pop(handle, None)
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         feed_list = list(feed_list or [])
