@@ -57,6 +57,7 @@ def test_tf_client_on_a_tfc_server(cluster):
     assert out["bump"] == [[2.0, 3.0], [4.0, 5.0]]
     assert out["z"] == [[20.0, 30.0], [40.0, 50.0]]
     assert out["callable"] == 14.0
+    assert out["partial_run"] == [3.0, 9.0]  # PartialRunSetup, then RunSteps with its handle
     assert out["devices"] == ["/job:worker/replica:0/task:0/device:CPU:0", "/job:chief/replica:0/task:0/device:CPU:0"]
     assert out["persisted"] == [[2.0, 3.0], [4.0, 5.0]]  # a second TF session sees the task's variable
     assert out["after_reset"]["class"] == "FailedPreconditionError"

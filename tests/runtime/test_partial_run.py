@@ -90,11 +90,20 @@ def test_each_op_runs_once_over_the_calls(graph):
         assert sess.run(counter) == 2
 
 
-def test_grpc_sessions_refuse_partial_runs_clearly(graph):
+def test_partial_runs_on_a_grpc_master(graph):
+    """The master keeps the partial run (PartialRunSetup, then RunStep with its handle)."""
+    a, b, c, r1, r2, v, inc, r3 = model()
     server = tf.train.Server.create_local_server()
     try:
         with tf.Session(server.target) as sess:
-            with pytest.raises(errors.UnimplementedError, match="not supported on grpc:// sessions"):
-                sess.partial_run_setup([tf.constant(1.0)], [])
+            sess.run(v.initializer)
+            h = sess.partial_run_setup([r1, r2, r3], [a, b, c])
+            assert sess.partial_run(h, r1, feed_dict={a: 1, b: 2}) == 3.0
+            with pytest.raises(errors.InvalidArgumentError, match=r"^The fetch r1:0 has already been fetched\.$"):
+                sess.partial_run(h, r1, feed_dict={c: 3})
+            assert sess.partial_run(h, [r2, r3], feed_dict={c: 3}) == [9.0, 10.0]
+            assert sess.run(v) == 1.0
+            with pytest.raises(errors.InvalidArgumentError, match=r"^Must run 'setup' before performing partial"):
+                sess.partial_run(h, r2)
     finally:
         server.stop()

@@ -243,14 +243,24 @@ class RemoteSession:
                 self._sent_version = version
 
     # -- steps ----------------------------------------------------------------------------------
-    def run(self, plan, arrays: list, options=None, run_metadata=None) -> list:
-        """The values of ``plan.computed`` (fetch values, as a local Session returns them)."""
+    def partial_run_setup(self, fetch_names: list, feed_names: list, target_names: list) -> str:
+        """PartialRunSetup: the master's handle for a partial run."""
+        from tfc.protos import master_pb2
+
+        self._sync_graph()
+        request = master_pb2.PartialRunSetupRequest(session_handle=self.handle, feed=feed_names, fetch=fetch_names,
+                                                    target=target_names, request_id=_request_id())
+        return self._call("PartialRunSetup", request, master_pb2.PartialRunSetupResponse).partial_run_handle
+
+    def run(self, plan, arrays: list, options=None, run_metadata=None, partial_run_handle: str = "") -> list:
+        """The values of ``plan.computed`` (fetch values, as a local Session returns them);
+        ``partial_run_handle``: a call of that partial run."""
         from tfc.protos import config_pb2, master_pb2
         from tfc.runtime.fetch import to_fetch_value
 
         self._sync_graph()
         request = master_pb2.RunStepRequest(session_handle=self.handle, store_errors_in_response_body=True,
-                                            request_id=_request_id())
+                                            request_id=_request_id(), partial_run_handle=partial_run_handle)
         for feeder, array in zip(plan.feeders, arrays):
             request.feed.add(name=feeder.tensor.name,
                              tensor=wire.to_tensor_proto(array, feeder.dtype.as_datatype_enum))

@@ -23,6 +23,8 @@ import secrets
 import threading
 import time
 
+import numpy as np
+
 from tfc.frontend import errors
 from tfc.frontend.graph import Graph
 from tfc.protos import master_pb2
@@ -117,6 +119,7 @@ class MasterSession:
         self.callables: dict = {}
         self._next_callable = 0
         self._plans: dict = {}  # (fetches, feed names, targets) -> StepPlan, or None: the step is on this task
+        self.partial_runs: dict = {}  # partial run handle -> PartialRun
 
     def extend(self, graph_def, current_version: int) -> int:
         with self.lock:
@@ -204,11 +207,46 @@ class MasterSession:
             raise outcome["error"]
         return outcome["values"]
 
+    def partial_run(self, handle: str, fetches, feeds, targets, timeout_ms: int) -> list:
+        """One call of a partial run (tfc/runtime/partial_run.py) set up by PartialRunSetup."""
+        with self.lock:
+            run = self.partial_runs.get(handle)
+        if run is None:
+            raise errors.InvalidArgumentError(None, None, "Must run 'setup' before performing partial runs!")
+        if targets:
+            raise errors.InvalidArgumentError(None, None, "A partial run call takes no targets (tfc's master)")
+        run.session.timeout_ms = timeout_ms
+        try:
+            return run.run(fetches, dict(feeds))
+        finally:
+            if run.done:
+                with self.lock:
+                    self.partial_runs.pop(handle, None)
+
     def close(self) -> None:
         with self.lock:
+            self.partial_runs.clear()
             self.cluster.close()
             self.session.close()
             self.callables.clear()
+
+
+class _PartialRunner:
+    """A MasterSession as a PartialRun drives a session: its graph, and steps by tensors."""
+
+    def __init__(self, master_session: MasterSession):
+        self.master_session = master_session
+        self.graph = master_session.graph
+        self.timeout_ms = 0
+
+    def run(self, fetches: list, feed_dict: dict) -> list:
+        from tfc.frontend.graph import Tensor
+
+        tensors = [f for f in fetches if isinstance(f, Tensor)]
+        targets = [f.name for f in fetches if not isinstance(f, Tensor)]
+        feeds = [(tensor.name, np.asarray(value)) for tensor, value in feed_dict.items()]
+        values = self.master_session.run([t.name for t in tensors], feeds, targets, self.timeout_ms)
+        return list(values) + [None] * len(targets)
 
 
 class MasterService:
@@ -242,20 +280,27 @@ class MasterService:
         return master_pb2.ExtendSessionResponse(new_graph_version=version)
 
     def PartialRunSetup(self, request, context):
-        raise errors.UnimplementedError(None, None, "Partial runs (Session.partial_run_setup / partial_run) are "
-                                                    "not supported by tfc's master")
+        from tfc.runtime.partial_run import PartialRun
+
+        session = self._session(request.session_handle)
+        fetches = list(request.fetch) + list(request.target)
+        run = PartialRun(_PartialRunner(session), fetches, list(request.feed))
+        with session.lock:
+            session.partial_runs[run.handle] = run
+        return master_pb2.PartialRunSetupResponse(partial_run_handle=run.handle)
 
     def RunStep(self, request, context):
         response = master_pb2.RunStepResponse()
         try:
-            if request.partial_run_handle:
-                raise errors.UnimplementedError(None, None, "Partial runs (Session.partial_run) are not supported "
-                                                            "by tfc's master")
             session = self._session(request.session_handle)
             feeds = [(named.name, wire.to_ndarray(named.tensor)) for named in request.feed]
             timeout_ms = request.options.timeout_in_ms or session.config.operation_timeout_in_ms
             fetches = list(request.fetch)
-            values = session.run(fetches, feeds, list(request.target), _within_call(int(timeout_ms), context))
+            if request.partial_run_handle:
+                values = session.partial_run(request.partial_run_handle, fetches, feeds, list(request.target),
+                                             _within_call(int(timeout_ms), context))
+            else:
+                values = session.run(fetches, feeds, list(request.target), _within_call(int(timeout_ms), context))
             for name, value in zip(fetches, values):
                 response.tensor.add(name=name, tensor=wire.to_tensor_proto(value))
         except Exception as e:  # noqa: BLE001 - reported in the response or as the RPC's status

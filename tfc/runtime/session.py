@@ -328,9 +328,11 @@ class BaseSession:
 
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        if self._remote is not None:
-            raise errors.UnimplementedError(None, None, "Partial runs (Session.partial_run_setup / partial_run) are "
-                                                        "not supported on grpc:// sessions by tfc")
+        if self._remote is not None:  # the master keeps the partial run
+            plan = FetchPlan(self._graph, fetches)
+            feed_names = [_feed_tensor(self._graph, key).name for key in (feeds or [])]
+            return self._remote.partial_run_setup([t.name for t in plan.tensors], feed_names,
+                                                  [op.name for op in plan.ops])
         run = PartialRun(self, fetches, feeds)
         self._partial_runs[run.handle] = run
         return run.handle
@@ -340,6 +342,16 @@ class BaseSession:
         runs at most once over the calls."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        if self._remote is not None:
+            plan = _RunPlan(self, fetches, feed_dict or {})
+            if plan.fetch_plan.ops:
+                raise RuntimeError("partial_run() requires empty `target_list`. Received: target_list="
+                                   f"{plan.fetch_plan.ops} (non-empty)")
+            arrays = [feeder.convert(value) for feeder, value in zip(plan.feeders, (feed_dict or {}).values())]
+            values = self._remote.run(plan, arrays, partial_run_handle=handle)
+            if plan.fed_fetches:
+                values = _with_fed_fetches(plan, values, list(feed_dict.values()), arrays)
+            return values[0] if plan.single_tensor else plan.fetch_plan.build(values)
         run = self._partial_runs.get(handle)
         if run is None:
             raise errors.InvalidArgumentError(None, None, "Must run 'setup' before performing partial runs!")

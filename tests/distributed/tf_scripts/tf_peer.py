@@ -8,7 +8,7 @@ prints one JSON line per command:
 
 - {"cmd": "client", "target": T}: TensorFlow's client runs a workload on the master at T
   (feeds, fetch structures, strings, variables initialised and assigned, graph growth,
-  make_callable, list_devices, an uninitialized-variable error, Session.reset);
+  make_callable, list_devices, a partial run, an uninitialized-variable error, Session.reset);
 - {"cmd": "on_worker"}: TensorFlow's client runs, on this TF master, a graph whose ops are
   placed on /job:worker/task:0 (the tfc worker): feeds cross from this task to the worker,
   variables live there, a fetch and a chief-side consumer cross back.
@@ -58,6 +58,14 @@ def client(target):
         call = sess.make_callable(total, [x])
         out["callable"] = float(call(np.ones((1, 2), np.float32)))
         out["devices"] = [d.name for d in sess.list_devices()]
+        with g.as_default():
+            pa = v1.placeholder(tf.float32, [], name="pr_a")
+            pb = v1.placeholder(tf.float32, [], name="pr_b")
+            first = tf.add(pa, 1.0, name="pr_first")
+            second = tf.multiply(first, pb, name="pr_second")
+        handle = sess.partial_run_setup([first, second], [pa, pb])
+        out["partial_run"] = [float(sess.partial_run(handle, first, {pa: 2.0})),
+                              float(sess.partial_run(handle, second, {pb: 3.0}))]
     with v1.Session(target, graph=g) as sess:
         out["persisted"] = sess.run(v).tolist()
     v1.Session.reset(target)
