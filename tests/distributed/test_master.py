@@ -198,9 +198,13 @@ def test_raw_master_rpcs(server, graph):
         master_call(server, "ExtendSession", master_pb2.ExtendSessionRequest(session_handle=handle,
                                                                               current_graph_version=3),
                     master_pb2.ExtendSessionResponse)
-    with pytest.raises(errors.UnimplementedError, match="Partial runs"):
-        master_call(server, "PartialRunSetup", master_pb2.PartialRunSetupRequest(session_handle=handle),
-                    master_pb2.PartialRunSetupResponse)
+    setup = master_call(server, "PartialRunSetup", master_pb2.PartialRunSetupRequest(session_handle=handle,
+                                                                                     fetch=["one:0"]),
+                        master_pb2.PartialRunSetupResponse)
+    step = master_pb2.RunStepRequest(session_handle=handle, fetch=["one:0"], partial_run_handle=setup.partial_run_handle)
+    assert master_call(server, "RunStep", step, master_pb2.RunStepResponse).tensor[0].name == "one:0"
+    with pytest.raises(errors.InvalidArgumentError, match="Must run 'setup' before performing partial runs!"):
+        master_call(server, "RunStep", step, master_pb2.RunStepResponse)  # its only fetch is done
     missing = master_pb2.RunStepRequest(session_handle=handle, fetch=["missing:0"])
     with pytest.raises(errors.InvalidArgumentError, match="missing:0"):  # in the gRPC status
         master_call(server, "RunStep", missing, master_pb2.RunStepResponse)
