@@ -243,6 +243,30 @@ def test_a_ps_partition_runs_in_stages():
     assert len(worker.stages) == 1 and worker.stages[0].needs == {name for name, _, _ in worker.remote_recvs}
 
 
+def test_a_fetch_computable_before_the_gradients_goes_out_with_the_first_stage():
+    """sess.run([train_op, global_step]) between graphs: TF's ps sends global_step's value as
+    soon as the variable is ready, before the update that waits for the gradients; tfc's
+    first stage publishes it (the value before the update), the counter's update runs last."""
+    cluster = ClusterSpec({"ps": ["a:1"], "worker": ["c:1"]})
+    master = TaskInfo("worker", 0, cluster, 7)
+    devices = {("ps", 0): (PS0, 3), ("worker", 0): (WORKER0, 7)}
+    with tf.Graph().as_default() as graph:
+        with tf.device("/job:ps/task:0"):
+            w = tf.Variable([[1.0], [2.0]], name="w")
+            step = tf.train.get_or_create_global_step()
+        loss = tf.reduce_sum(tf.matmul(tf.constant([[1.0, 1.0]]), w))
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        ops = prune([step.value()], [train], [])
+        parts = build(graph, ops, place(ops, graph, master), [step.value()], [], devices, [train])
+    ps = analyse(parts[("ps", 0)].graph_def, master)
+    first, last = ps.stages
+    published = sorted(ps.sends[i].tensor for i in first.publish)
+    assert published == ["global_step/read:0", "w/read:0"]
+    assert [ps.sends[i].client_terminated for i in first.publish if ps.sends[i].tensor == "global_step/read:0"] == \
+        [True]
+    assert "GradientDescent" in last.targets or any(t.startswith("GradientDescent") for t in last.targets)
+
+
 # -- steps on a cluster (ps:0 and worker:1 in their own processes, worker:0 here) ---------------------
 def tower_model(devices, prefix):
     """In-graph replication: variables on devices[0], a tower on each of devices[1:], the

@@ -71,8 +71,13 @@ def test_book_ps_and_two_workers(tmp_path):
         assert all(n % 2 == 1 for n in printed[name][1]), text  # printed when the global step is even
         assert max(printed[name][1]) >= 120, text  # ran at least to --max_steps
     assert printed["worker:0"][0] == 0, text  # the chief initialized the variables
+    # sess.run([train_op, global_step]) returns the step before its update, as TF's ps sends
+    # it: the chief's first step prints "Epoch: 1", as the seed shows
+    assert printed["worker:0"][1][0] == 1, text
     steps0, steps1 = set(printed["worker:0"][1]), set(printed["worker:1"][1])
-    assert len(steps0 | steps1) == len(steps0) + len(steps1), text  # one global step counter, on the ps
+    # one global step counter, on the ps: the workers print different steps (two reading the
+    # same step before either updates it, as in TF, is rare; two counters would print the same)
+    assert len(steps0 | steps1) > 0.75 * (len(steps0) + len(steps1)), text
     checkpoints = os.listdir(tmp_path / "log" / "mnist_with_summaries")
     assert any(name.startswith("sv.cpk-") for name in checkpoints), checkpoints
     assert any(name.startswith("events.") for name in os.listdir(tmp_path / "log" / "super")), "no summaries"

@@ -206,9 +206,9 @@ def analyse(graph_def, task) -> Partition:
     stages = {key: Stage(key) for key in ordered}
     rank = {key: i for i, key in enumerate(ordered)}
     stage_of: dict = {}
-    for key in ordered[:-1]:
-        stack = [send.tensor.rpartition(":")[0] for send, need in zip(sends, send_needs)
-                 if need == key and not send.client_terminated and not send.from_feed]
+    for key in ordered[:-1]:  # a fetch computable in an earlier stage goes out with it, as TF's
+        stack = [send.tensor.rpartition(":")[0] for send, need in zip(sends, send_needs)  # _Send runs
+                 if need == key and not send.from_feed]  # when its input is ready (global_step before its update)
         while stack:
             name = stack.pop()
             if name in stage_of or name in placeholders or name not in graph:
@@ -264,7 +264,7 @@ def analyse(graph_def, task) -> Partition:
         del copy.input[:]
         copy.input.extend(new_inputs)
     for position, (send, need) in enumerate(zip(sends, send_needs)):
-        stages[need if need in stages and not send.client_terminated else final].publish.append(position)
+        stages[need if need in stages else final].publish.append(position)
         if not send.from_feed:
             source = send.tensor.rpartition(":")[0]
             fetched_in.setdefault(stage_of[source], set()).add(send.tensor)
