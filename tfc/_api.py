@@ -19,7 +19,7 @@ _OP_MODULES = [
     "tfc.frontend.ops.sharded_save_ops", "tfc.frontend.ops.einsum_ops",
     "tfc.frontend.ops.logging_ops", "tfc.frontend.ops.image_resize_ops", "tfc.frontend.ops.random_extra_ops",
     "tfc.frontend.ops.nn_extra_ops",
-    "tfc.frontend.script_ops", "tfc.frontend.ops.string_ops",
+    "tfc.frontend.script_ops", "tfc.frontend.ops.string_ops", "tfc.frontend.ops.string_hash_ops",
     "tfc.frontend.lookup_ops",
 ]
 
@@ -42,7 +42,8 @@ _NAMESPACES = {
     "linalg": [("tfc.frontend.ops.matrix_ops", "LINALG_EXPORTS"), ("tfc.frontend.ops.einsum_ops", "LINALG_EXPORTS")],
     "graph_util": [("tfc.frontend.graph_util", "EXPORTS")],
     "saved_model": [("tfc.frontend.saved_model", "EXPORTS")],
-    "strings": [("tfc.frontend.ops.string_ops", "STRINGS_EXPORTS")],
+    "strings": [("tfc.frontend.ops.string_ops", "STRINGS_EXPORTS"),
+                ("tfc.frontend.ops.string_hash_ops", "STRINGS_EXPORTS")],
     "lookup": [("tfc.frontend.lookup_ops", "LOOKUP_EXPORTS")],
     "image": [("tfc.frontend.image_ops", "EXPORTS"), ("tfc.frontend.ops.image_resize_ops", "IMAGE_EXPORTS")],
 }

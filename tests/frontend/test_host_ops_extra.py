@@ -99,7 +99,7 @@ def test_static_hash_table():
     r = table.lookup(tf.constant(["a", "c", "b"]))
     assert (table.resource_handle.op.type, table.resource_handle.op.name) == ("HashTableV2", "hash_table")
     assert (r.op.type, r.op.name) == ("LookupTableFindV2", "hash_table_Lookup/LookupTableFindV2")
-    assert table.initializer.type == "InitializeTableV2"
+    assert table.initializer.type == "LookupTableImportV2"  # TF 1.15's KeyValueTensorInitializer
     init = tf.tables_initializer()
     assert (init.type, init.name) == ("NoOp", "init_all_tables")
     with tf.Session() as sess:
