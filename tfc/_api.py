@@ -20,7 +20,8 @@ _OP_MODULES = [
     "tfc.frontend.ops.logging_ops", "tfc.frontend.ops.image_resize_ops", "tfc.frontend.ops.random_extra_ops",
     "tfc.frontend.ops.nn_extra_ops",
     "tfc.frontend.script_ops", "tfc.frontend.ops.string_ops", "tfc.frontend.ops.string_hash_ops",
-    "tfc.frontend.lookup_ops",
+    "tfc.frontend.lookup_ops", "tfc.frontend.data_flow_ops",
+    "tfc.frontend.sparse_tensor", "tfc.frontend.ops.sparse_ops", "tfc.frontend.ops.string_split_ops",
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
@@ -43,8 +44,11 @@ _NAMESPACES = {
     "graph_util": [("tfc.frontend.graph_util", "EXPORTS")],
     "saved_model": [("tfc.frontend.saved_model", "EXPORTS")],
     "strings": [("tfc.frontend.ops.string_ops", "STRINGS_EXPORTS"),
-                ("tfc.frontend.ops.string_hash_ops", "STRINGS_EXPORTS")],
+                ("tfc.frontend.ops.string_hash_ops", "STRINGS_EXPORTS"),
+                ("tfc.frontend.ops.string_split_ops", "STRINGS_EXPORTS")],
     "lookup": [("tfc.frontend.lookup_ops", "LOOKUP_EXPORTS")],
+    "queue": [("tfc.frontend.data_flow_ops", "QUEUE_EXPORTS")],
+    "sparse": [("tfc.frontend.sparse_tensor", "SPARSE_EXPORTS"), ("tfc.frontend.ops.sparse_ops", "SPARSE_EXPORTS")],
     "image": [("tfc.frontend.image_ops", "EXPORTS"), ("tfc.frontend.ops.image_resize_ops", "IMAGE_EXPORTS")],
 }
 
@@ -163,6 +167,7 @@ def build() -> dict:
     api.update(_data.TF_EXPORTS)
     api["io"] = _namespace("tfc.io", _data.IO_EXPORTS)
     api["python_io"] = _namespace("tfc.python_io", _data.PYTHON_IO_EXPORTS)
+    api["io"].__dict__.update(_exports(importlib.import_module("tfc.frontend.data_flow_ops"), "IO_EXPORTS"))
     if "train" in api:
         api["train"].__dict__.update(_data.train_exports())
     # -- end tf.data (graph mode) --

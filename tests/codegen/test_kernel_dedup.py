@@ -72,3 +72,13 @@ def test_checked_sharing_reports_a_key_that_misses_a_difference(monkeypatch):
     program = Program(_planned(_layers(2, [0.5, 0.25])))
     with pytest.raises(CodegenError, match="kernel sharing: 'fusion' at op 1 has the key of k0.fusion but emits k1.fusion"):
         program.emit()
+
+
+def test_equal_dims_built_in_either_order_emit_the_same_code():
+    """A dim's terms keep the order it was built in (s1+1 or 1+s1); kernels emit them in
+    canonical order, so two ops of one key emit the same text (found by a sparse concat)."""
+    from tfc.ir.dims import dim_add, ordered_terms, sym
+
+    a, b = dim_add(sym("s1"), 1), dim_add(1, sym("s1"))
+    assert a == b and list(a.terms) != list(b.terms)
+    assert ordered_terms(a) == ordered_terms(b) == [(("s1",), 1), ((), 1)]

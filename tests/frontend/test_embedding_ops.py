@@ -31,10 +31,12 @@ def test_the_graph_and_the_values_are_tensorflows():
         np.testing.assert_allclose(value, np.array(expected, np.float32), rtol=1e-6, atol=1e-6)
 
 
-def test_sharded_parameters_and_sparse_ids_say_they_are_not_implemented():
+def test_sharded_parameters_say_they_are_not_implemented():
+    # (tf.nn.embedding_lookup_sparse: tests/frontend/test_sparse_ops.py)
     with tf.Graph().as_default():
         shards = [tf.ones([5, 2]), tf.ones([5, 2])]
         with pytest.raises(NotImplementedError, match="over 2 sharded parameter tensors"):
             tf.nn.embedding_lookup(shards, [1, 2])
-        with pytest.raises(NotImplementedError, match="SparseTensor"):
-            tf.nn.embedding_lookup_sparse(shards[0], None, None)
+        ids = tf.SparseTensor([[0, 0]], tf.constant([1], tf.int64), [1, 1])
+        with pytest.raises(NotImplementedError, match="over 2 sharded parameter tensors"):
+            tf.nn.embedding_lookup_sparse(shards, ids, None)

@@ -604,6 +604,44 @@ def test_conv(shape, kernel, strides, padding, lhs_dil, rhs_dil, groups):
     check(run("conv", [x, w], attrs), conv_reference(x, w, strides, padding, lhs_dil, rhs_dil, groups))
 
 
+def conv_reference_nd(x, w, strides, padding, lhs_dil, rhs_dil, groups):
+    """conv_reference over any number of spatial dims (x [N, S..., C], w [K..., Cg, O])."""
+    k = x.ndim - 2
+    dilated_shape = [x.shape[0]] + [(d - 1) * s + 1 for d, s in zip(x.shape[1:-1], lhs_dil)] + [x.shape[-1]]
+    dil = np.zeros(dilated_shape, x.dtype)
+    dil[(slice(None),) + tuple(slice(None, None, s) for s in lhs_dil) + (slice(None),)] = x
+    xp = np.pad(dil, [(0, 0)] + [tuple(p) for p in padding] + [(0, 0)])
+    cg, o = w.shape[-2:]
+    spans = [(kk - 1) * r + 1 for kk, r in zip(w.shape[:k], rhs_dil)]
+    outs = [(xp.shape[1 + i] - spans[i]) // strides[i] + 1 for i in range(k)]
+    og = o // groups
+    out = np.zeros([x.shape[0]] + outs + [o], np.float64)
+    for pos in np.ndindex(*outs):
+        for tap in np.ndindex(*w.shape[:k]):
+            where = tuple(p * s + t * r for p, s, t, r in zip(pos, strides, tap, rhs_dil))
+            for f in range(o):
+                g = f // og
+                pixel = xp[(slice(None),) + where + (slice(g * cg, (g + 1) * cg),)]
+                out[(slice(None),) + pos + (f,)] += pixel.astype(np.float64) @ w[tap + (slice(None), f)]
+    return out.astype(x.dtype)
+
+
+@covers("conv")
+@pytest.mark.parametrize("shape, kernel, strides, padding, lhs_dil, rhs_dil, groups", [
+    ((2, 7, 3), (3, 3, 4), [2], [[1, 1]], [1], [1], 1),  # 1-D
+    ((1, 5, 2), (2, 1, 4), [1], [[0, 1]], [2], [2], 2),
+    ((2, 4, 5, 3, 2), (2, 3, 2, 2, 3), [2, 1, 2], [[1, 0], [1, 1], [0, 1]], [1, 1, 1], [1, 2, 1], 1),  # 3-D
+    ((1, 3, 2, 4, 4), (2, 2, 2, 2, 6), [1, 1, 1], [[0, 0], [0, 0], [1, 0]], [2, 1, 2], [1, 1, 1], 2),
+])
+def test_conv_nd(shape, kernel, strides, padding, lhs_dil, rhs_dil, groups):
+    rng = np.random.default_rng(0)
+    x = rng.integers(-3, 4, shape).astype(F32)
+    w = rng.integers(-3, 4, kernel).astype(F32)
+    attrs = {"strides": strides, "padding": padding, "lhs_dilation": lhs_dil, "rhs_dilation": rhs_dil,
+             "groups": groups}
+    check(run("conv", [x, w], attrs), conv_reference_nd(x, w, strides, padding, lhs_dil, rhs_dil, groups))
+
+
 @covers("conv")
 def test_conv_window_larger_than_input():
     out = run("conv", [np.ones((1, 2, 2, 1), F32), np.ones((3, 3, 1, 1), F32)])

@@ -15,7 +15,7 @@ from typing import Optional
 from llvmlite import ir as ll
 
 from tfc import ir
-from tfc.ir.dims import Dim, SymExpr
+from tfc.ir.dims import Dim, SymExpr, ordered_terms
 
 from .llvm_util import I1, I32, I64, I64P, I8P, CodegenError, const_i64, floor_div, register_type, storage_type
 from .scalar import Scalar
@@ -64,7 +64,7 @@ class Kernel:
     def _emit_dim(self, d: SymExpr):
         pro = self.pro
         total = const_i64(0)
-        for monomial, coeff in d.terms.items():
+        for monomial, coeff in ordered_terms(d):
             term = const_i64(coeff)
             for atom in monomial:
                 if isinstance(atom, str):

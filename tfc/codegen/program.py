@@ -28,7 +28,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 from tfc import ir
-from tfc.ir.dims import Dim, SymExpr
+from tfc.ir.dims import Dim, SymExpr, ordered_terms
 from tfc.passes.buffer_assign import parse_buffer, value_bytes
 
 from .kernel import Kernel
@@ -471,7 +471,7 @@ class _MainContext:
             return const_i64(d)
         if d not in self._dims:
             total = None
-            for monomial, coeff in d.terms.items():
+            for monomial, coeff in ordered_terms(d):
                 term = None if coeff == 1 else const_i64(coeff)
                 for atom in monomial:
                     factor = self._atom(atom)

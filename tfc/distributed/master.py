@@ -114,6 +114,7 @@ class MasterSession:
         self.private = bool(config.isolate_session_state)
         self.resources = ResourceManager() if self.private else server.resources
         self.session = TaskSession(self.graph, config, server.task, self.resources, private=self.private)
+        self.session.resource_scope = handle  # (the worker sessions of this session use the same handle)
         self.cluster = ClusterSteps(self, server)
         self.lock = threading.RLock()
         self.callables: dict = {}
@@ -175,8 +176,12 @@ class MasterSession:
         are all on this task runs here; one that spans tasks runs on each of them."""
         plan = self.plan(fetches, [name for name, _ in feeds], targets)
         if plan is None:
-            def step():
-                with self.lock:
+            from tfc.runtime import step_context
+
+            deadline = time.monotonic() + timeout_ms / 1000.0 if timeout_ms > 0 else None
+
+            def step():  # (a dequeue waiting in it lets go of the lock, and ends at the deadline)
+                with self.lock, step_context.step(deadline, lock=self.lock):
                     return self.session.run_step(fetches, feeds, targets)
             slack = 0.0
         else:

@@ -12,7 +12,8 @@ feeds) before it partitions them per task:
   (two jobs, two tasks) are TF's "Cannot colocate nodes" InvalidArgumentError;
 - an op that consumes a ref input (Assign, ApplyGradientDescent, IsVariableInitialized...)
   is placed with the op producing the ref (the variable), and its own request is ignored
-  where they disagree (TF's ColocateResourceOrRefEdge);
+  where they disagree (TF's ColocateResourceOrRefEdge); so is an op using the handle of a
+  queue or an accumulator (host resources: their handle names them in their task);
 - a tf.cond (its Switches, branch ops and Merges) and a while loop (the ops of its frame)
   are placed on one task, the task of the variables they use when they use some (else of
   their first op): tfc's tasks exchange plain tensors, not the dead tensors and frames of
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from tfc.frontend import errors
 from tfc.frontend.device import DeviceSpec
+from tfc.frontend.dtypes import resource as _RESOURCE
 
 _TASK_FIELDS = ("job", "replica", "task")
 ENTER_OPS = ("Enter", "RefEnter")
@@ -49,6 +51,13 @@ class _Group:
         self.members = [op]
         self.requested_by = op if _has_task_fields(spec) else None
         self.pinned = op.type in _STATE_OPS  # a variable: where it is decides
+
+
+def _is_host_resource(op) -> bool:
+    """A host op making a resource handle (a queue, an accumulator, a hash table)."""
+    from tfc.frontend.registry import is_registered, lookup_op_type
+
+    return not op._inputs and is_registered(op.type) and bool(getattr(lookup_op_type(op.type), "host_only", False))
 
 
 def _has_task_fields(spec: DeviceSpec) -> bool:
@@ -165,6 +174,9 @@ def place(ops, graph, task, soft: bool = False) -> dict:
         for position in positions:
             if position < len(op._inputs):
                 union(group_of(op._inputs[position].op), group_of(op), ref_edge=True)
+        for t in op._inputs:  # a queue's or an accumulator's ops go where it is (its handle names it there)
+            if t.dtype.base_dtype == _RESOURCE and _is_host_resource(t.op):
+                union(group_of(t.op), group_of(op), ref_edge=True)
     # A tf.cond (its Switches, branches and Merge) or a while loop (its frame) runs on one
     # task: their tensors may be dead or per iteration, which a _Send/_Recv pair cannot carry.
     inside = inside_control_flow(ops)

@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import threading
 
+from tfc.runtime.host_resources import ResourceStore
+
 DEFAULT_CONTAINER = ""
 
 
 class ResourceManager:
-    """Variable buffers: container -> {shared name -> numpy array}."""
+    """Variable buffers: container -> {shared name -> numpy array}; and the task's queues and
+    accumulators (``host``: tfc/runtime/host_resources.py), in the same containers."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._containers: dict = {}
+        self.host = ResourceStore()
 
     def container(self, name: str) -> dict:
         with self._lock:
@@ -39,9 +43,10 @@ class ResourceManager:
         with self._lock:
             if containers is None:
                 self._containers.clear()
-                return
-            for name in (list(containers) or [DEFAULT_CONTAINER]):
-                self._containers.pop(name, None)
+            else:
+                for name in (list(containers) or [DEFAULT_CONTAINER]):
+                    self._containers.pop(name, None)
+        self.host.cleanup(None if containers is None else list(containers))
 
     def names(self) -> dict:
         """container -> sorted variable names (for tests and debugging)."""

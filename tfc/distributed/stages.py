@@ -19,8 +19,8 @@ stage runs the rest once everything has arrived. Stages run in order of their se
 (smaller first), each a compiled program of its own (cached like any step). What a stage
 computes for a later one (a tensor crossing stages) is fetched by the earlier stage and
 fed to the later one, so no op runs twice; a control edge between stages is dropped
-(stages run in order); constants and variables are simply used again; a fetched Const
-needs no program.
+(stages run in order); constants, variables and the handles of queues and accumulators are
+simply used again; a fetched Const needs no program.
 
 A partition that sends nothing to other tasks before it has received everything (a
 worker's tower, or a partition that receives nothing) is one stage: one program.
@@ -174,7 +174,7 @@ def analyse(graph_def, task) -> Partition:
         order.append(node.name)
     needs = _needs(graph, order, remote)
     reusable = {name for name, (node, inputs) in graph.items()
-                if node.op in _VARIABLE_OPS or (node.op in _REUSABLE_OPS and not inputs)}
+                if node.op in _VARIABLE_OPS or (not inputs and (node.op in _REUSABLE_OPS or _names_resource(node.op)))}
 
     sends = []
     send_needs = []
@@ -282,6 +282,18 @@ def analyse(graph_def, task) -> Partition:
         stage.feeds = sorted(fed_in.get(key, ()))
         stage.constants = [name for name in stage.feeds if name in step_constants]
     return Partition(out, client_recvs, remote_recvs, sends, [stages[key] for key in ordered])
+
+
+def _names_resource(op_type: str) -> bool:
+    """A host op making the handle of a queue or an accumulator: each stage makes it again (it
+    names the resource, which the task keeps)."""
+    from tfc.frontend.registry import is_registered, lookup_op_type
+
+    if not is_registered(op_type):
+        return False
+    entry = lookup_op_type(op_type)
+    return bool(getattr(entry, "host_only", False)) and not entry.inputs and \
+        [spec.fixed_dtype for spec in entry.output_specs] == ["resource"]
 
 
 def _needs(graph: dict, order: list, remote: set) -> dict:

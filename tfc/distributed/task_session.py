@@ -62,6 +62,8 @@ class TaskInfo:
 class TaskSession(BaseSession):
     """A Session whose steps run on this task, on the task's variables."""
 
+    resource_scope = None  # the client session's handle: its queues without a shared name are its own
+
     def __init__(self, graph, config, task: TaskInfo, resources: ResourceManager, private: bool = False):
         super().__init__("", graph, config)
         self._task = task

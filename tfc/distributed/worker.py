@@ -113,6 +113,7 @@ class RegisteredGraph:
                 import_nodes(graph, graph_def)
                 found = self._variants[key] = TaskSession(graph, self._config, self._task, self._resources,
                                                           private=False)
+                found.resource_scope = self.session.resource_scope
             return found
 
     def close(self) -> None:
@@ -296,6 +297,7 @@ class WorkerService:
     def register(self, session: "WorkerSession", graph_def, config) -> str:
         handle = secrets.token_hex(8)
         graph = RegisteredGraph(handle, graph_def, config, self.server.task, session.resources)
+        graph.session.resource_scope = session.handle  # its queues without a shared name: the client session's
         with session.lock:
             session.graphs[handle] = graph
         return handle
@@ -349,7 +351,21 @@ class WorkerService:
         other tasks in this task's rendezvous as soon as it is computed. ``sent``: the
         master's values by rendezvous key; returns {key: value} of the client-terminated
         sends. A failure aborts the step's rendezvous here (its receivers get the error)."""
+        from tfc.runtime import step_context
+
         partition = graph.partition
+        # a stage waiting in a host op (a queue's dequeue, an accumulator's take_grad) ends at the
+        # step's deadline, or when the master that sent the RunGraph went away
+        cancelled = (lambda: None if is_active() else "the master cancelled the step") if is_active else None
+        try:
+            with step_context.step(deadline, cancelled):
+                return self._execute(graph, partition, step_id, sent, deadline, is_active)
+        except BaseException as e:
+            code, message = wire.status_of(e)
+            self.rendezvous.abort(step_id, wire.error_class(code), message)
+            raise
+
+    def _execute(self, graph, partition, step_id, sent, deadline, is_active) -> dict:
         receiver = None
         try:
             values = graph.client_values(sent)
@@ -379,10 +395,6 @@ class WorkerService:
                     values[placeholder + ":0"] = value
                     arrived.add(placeholder)
             return outputs
-        except BaseException as e:
-            code, message = wire.status_of(e)
-            self.rendezvous.abort(step_id, wire.error_class(code), message)
-            raise
         finally:
             if receiver is not None:
                 receiver.cancel()

@@ -64,10 +64,11 @@ def convert_n_to_tensor(values, dtype=None, name=None, preferred_dtype=None) -> 
 
 
 def is_tensor(value) -> bool:
-    """tf.is_tensor: a Tensor or a Variable (TF registers variables as dense tensor-like)."""
+    """tf.is_tensor: a Tensor or a Variable (TF registers variables as dense tensor-like), or
+    a tensor-like object such as a SparseTensor."""
     from .variables import Variable
 
-    return isinstance(value, (Tensor, Variable))
+    return isinstance(value, (Tensor, Variable)) or getattr(value, "is_tensor_like", False) is True
 
 
 def is_tensor_like(value) -> bool:

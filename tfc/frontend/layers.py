@@ -1,5 +1,6 @@
-"""tf.layers (TF 1.15): the legacy Layer base and Dense, Conv2D, MaxPooling2D,
-AveragePooling2D, Flatten, Dropout, BatchNormalization with their function forms.
+"""tf.layers (TF 1.15): the legacy Layer base and Dense, Conv1D, Conv2D, Conv3D,
+Conv2DTranspose, SeparableConv2D, MaxPooling2D/3D, AveragePooling2D/3D, Flatten, Dropout,
+BatchNormalization with their function forms.
 
 TF 1.15's tf.layers classes are Keras layers (tensorflow/python/keras/layers/*.py) mixed
 with the legacy ``tensorflow/python/layers/base.py`` Layer, which manages variables
@@ -30,8 +31,8 @@ Differences from TF, by necessity:
   1 or 3, fused=None/True) the layer reports ``fused=True`` but builds the composite graph;
   values match TF's fused path, including its Bessel-corrected moving variance and its
   epsilon floor of 1.001e-5, but the op names are those of the non-fused path.
-- Conv2D with ``dilation_rate`` > 1 uses the Conv2D op's ``dilations`` attr (same values)
-  instead of TF's SpaceToBatchND/BatchToSpaceND wrapping.
+- Conv1D/Conv2D/Conv3D with ``dilation_rate`` > 1 use the conv op's ``dilations`` attr (same
+  values) instead of TF's SpaceToBatchND/BatchToSpaceND wrapping.
 """
 from __future__ import annotations
 
@@ -898,16 +899,46 @@ def flatten(inputs, name=None, data_format="channels_last"):
 
 
 # =====================================================================================
-# Conv2D
+# Convolutions: Conv1D, Conv2D, Conv3D, Conv2DTranspose, SeparableConv2D
 # =====================================================================================
-class Conv2D(Layer):
-    """2-D convolution: variables ``<scope>/kernel`` [kh, kw, in, filters] and
-    ``<scope>/bias``; ops ``<scope>/Conv2D``, ``<scope>/BiasAdd``, the activation's op."""
+def _conv_output_length(size, window: int, padding: str, stride: int, dilation: int = 1):
+    """Keras conv_utils.conv_output_length."""
+    if size is None:
+        return None
+    window = (window - 1) * dilation + 1
+    if padding == "same":
+        length = size
+    elif padding == "valid":
+        length = size - window + 1
+    elif padding == "causal":
+        length = size
+    else:  # full
+        length = size + window - 1
+    return (length + stride - 1) // stride
+
+
+def _deconv_output_length(size, window: int, padding: str, stride: int, dilation: int = 1):
+    """Keras conv_utils.deconv_output_length without output_padding (``size`` a number,
+    None or a scalar tensor: the same arithmetic ops as TF's)."""
+    if size is None:
+        return None
+    window = window + (window - 1) * (dilation - 1)
+    if padding == "valid":
+        return size * stride + max(window - stride, 0)
+    if padding == "full":
+        return size * stride - (stride + window - 2)
+    return size * stride
+
+
+class _Conv(Layer):
+    """Keras' N-D ``Conv`` base (rank 1, 2 or 3): variables ``<scope>/kernel``
+    [k..., in, filters] and ``<scope>/bias``; ops ``<scope>/<conv op>``, ``<scope>/BiasAdd``,
+    the activation's op."""
 
     rank = 2
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
-                 dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer=None,
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format="channels_last",
+                 dilation_rate=1, activation=None, use_bias=True, kernel_initializer=None,
                  bias_initializer=zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
                  **kwargs):
@@ -918,7 +949,7 @@ class Conv2D(Layer):
         self.kernel_size = _normalize_tuple(kernel_size, self.rank, "kernel_size")
         self.strides = _normalize_tuple(strides, self.rank, "strides")
         self.padding = _normalize_padding(padding)
-        if self.padding == "causal":
+        if self.padding == "causal" and self.rank != 1:
             raise ValueError("Causal padding is only supported for `Conv1D` and ``SeparableConv1D`.")
         self.data_format = _normalize_data_format(data_format)
         self.dilation_rate = _normalize_tuple(dilation_rate, self.rank, "dilation_rate")
@@ -935,59 +966,289 @@ class Conv2D(Layer):
     def _channel_axis(self) -> int:
         return 1 if self.data_format == "channels_first" else -1
 
-    def build(self, input_shape) -> None:
+    def _input_dim(self, input_shape) -> int:
         input_shape = TensorShape(input_shape)
-        channel_axis = self._channel_axis()
-        if dimension_value(input_shape[channel_axis]) is None:
+        if dimension_value(input_shape[self._channel_axis()]) is None:
             raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
-        input_dim = int(dimension_value(input_shape[channel_axis]))
-        kernel_shape = tuple(self.kernel_size) + (input_dim, self.filters)
-        self.kernel = self.add_weight(name="kernel", shape=kernel_shape, initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
-                                      trainable=True, dtype=self.dtype)
+        return int(dimension_value(input_shape[self._channel_axis()]))
+
+    def _kernel_shape(self, input_dim: int) -> tuple:
+        return tuple(self.kernel_size) + (input_dim, self.filters)
+
+    def _add_bias(self) -> None:
         if self.use_bias:
             self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint,
                                         trainable=True, dtype=self.dtype)
         else:
             self.bias = None
-        self.input_spec = InputSpec(ndim=self.rank + 2, axes={channel_axis: input_dim})
+
+    def build(self, input_shape) -> None:
+        input_dim = self._input_dim(input_shape)
+        self.kernel = self.add_weight(name="kernel", shape=self._kernel_shape(input_dim),
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint, trainable=True, dtype=self.dtype)
+        self._add_bias()
+        self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis(): input_dim})
         self.built = True
 
+    def _op_lists(self) -> tuple:
+        """(strides, dilations) as the full per-dim lists of the op's data format."""
+        if self.data_format == "channels_first":
+            return [1, 1] + list(self.strides), [1, 1] + list(self.dilation_rate)
+        return [1] + list(self.strides) + [1], [1] + list(self.dilation_rate) + [1]
+
+    def _convolution(self, inputs):
+        raise NotImplementedError
+
+    def _bias_and_activation(self, outputs):
+        if self.use_bias:
+            if self.data_format == "channels_first" and self.rank == 1:
+                outputs = outputs + array_ops.reshape(self.bias, (1, self.filters, 1))  # no 1-D NCHW BiasAdd
+            else:
+                outputs = nn_ops.bias_add(outputs, self.bias,
+                                          data_format="NCHW" if self.data_format == "channels_first" else "NHWC")
+        if self.activation is not None:
+            return self.activation(outputs)
+        return outputs
+
     def call(self, inputs):
-        data_format = _convert_data_format(self.data_format, self.rank + 2)
-        if data_format == "NHWC":
-            strides = [1] + list(self.strides) + [1]
-            dilations = [1] + list(self.dilation_rate) + [1]
-        else:
-            strides = [1, 1] + list(self.strides)
-            dilations = [1, 1] + list(self.dilation_rate)
         if any(d != 1 for d in self.dilation_rate) and any(s != 1 for s in self.strides):
             raise ValueError("strides > 1 not supported in conjunction with dilation_rate > 1")
-        outputs = nn_ops.conv2d(inputs, self.kernel, strides=strides, padding=self.padding.upper(),
-                                data_format=data_format, dilations=dilations)
+        return self._bias_and_activation(self._convolution(inputs))
+
+    def compute_output_shape(self, input_shape):
+        input_shape = TensorShape(input_shape).as_list()
+        spatial = input_shape[2:] if self.data_format == "channels_first" else input_shape[1:-1]
+        new_space = [_conv_output_length(size, self.kernel_size[i], self.padding, self.strides[i],
+                                         self.dilation_rate[i]) for i, size in enumerate(spatial)]
+        if self.data_format == "channels_first":
+            return TensorShape([input_shape[0], self.filters] + new_space)
+        return TensorShape([input_shape[0]] + new_space + [self.filters])
+
+
+class Conv1D(_Conv):
+    """1-D convolution (TF's conv1d: ``<scope>/conv1d/ExpandDims``, ``<scope>/conv1d`` (a
+    Conv2D), ``<scope>/conv1d/Squeeze``); 'causal' padding pads the input on the left."""
+
+    rank = 1
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format="channels_last",
+                 dilation_rate=1, activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+                         bias_constraint=bias_constraint, trainable=trainable, name=name, **kwargs)
+
+    def _convolution(self, inputs):
+        from .ops.nn_extra_ops import conv1d
+
+        padding = self.padding
+        if padding == "causal":
+            left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
+            pads = [[0, 0], [left, 0], [0, 0]] if self.data_format == "channels_last" else [[0, 0], [0, 0], [left, 0]]
+            inputs = array_ops.pad(inputs, pads)
+            padding = "valid"
+        strides, dilations = self._op_lists()
+        return conv1d(inputs, self.kernel, stride=strides, padding=padding.upper(),
+                      data_format=_convert_data_format(self.data_format, 3), dilations=dilations)
+
+
+class Conv2D(_Conv):
+    """2-D convolution: variables ``<scope>/kernel`` [kh, kw, in, filters] and
+    ``<scope>/bias``; ops ``<scope>/Conv2D``, ``<scope>/BiasAdd``, the activation's op."""
+
+    rank = 2
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+                 dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+                         bias_constraint=bias_constraint, trainable=trainable, name=name, **kwargs)
+
+    def _convolution(self, inputs):
+        strides, dilations = self._op_lists()
+        return nn_ops.conv2d(inputs, self.kernel, strides=strides, padding=self.padding.upper(),
+                             data_format=_convert_data_format(self.data_format, 4), dilations=dilations)
+
+
+class Conv3D(_Conv):
+    """3-D convolution: variables ``<scope>/kernel`` [kd, kh, kw, in, filters] and
+    ``<scope>/bias``; ops ``<scope>/Conv3D``, ``<scope>/BiasAdd``, the activation's op."""
+
+    rank = 3
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid", data_format="channels_last",
+                 dilation_rate=(1, 1, 1), activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+                         bias_constraint=bias_constraint, trainable=trainable, name=name, **kwargs)
+
+    def _convolution(self, inputs):
+        strides, dilations = self._op_lists()
+        return nn_ops.conv3d(inputs, self.kernel, strides=strides, padding=self.padding.upper(),
+                             data_format=_convert_data_format(self.data_format, 5), dilations=dilations)
+
+
+class Conv2DTranspose(Conv2D):
+    """Transposed 2-D convolution (Keras' Conv2DTranspose of TF 1.15): kernel
+    [kh, kw, filters, in]; the output size from the input's run-time shape
+    (``<scope>/Shape``, ``strided_slice``..., ``mul``/``add``, ``stack``), then
+    ``<scope>/conv2d_transpose`` (a Conv2DBackpropInput) and ``<scope>/BiasAdd``. On the CPU
+    TF runs channels-first data through NHWC (transposes around the op); so does tfc."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+                 activation=None, use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, trainable=True, name=None, **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         activation=activation, use_bias=use_bias, kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint, trainable=trainable,
+                         name=name, **kwargs)
+        self.output_padding = None
+        self.input_spec = InputSpec(ndim=4)
+
+    def build(self, input_shape) -> None:
+        input_shape = TensorShape(input_shape)
+        if input_shape.ndims != 4:
+            raise ValueError(f"Inputs should have rank 4. Received input shape: {input_shape}")
+        super().build(input_shape)
+
+    def _kernel_shape(self, input_dim: int) -> tuple:
+        return tuple(self.kernel_size) + (self.filters, input_dim)
+
+    def call(self, inputs):
+        inputs_shape = array_ops.shape(inputs)
+        batch_size = inputs_shape[0]
+        h_axis, w_axis = (2, 3) if self.data_format == "channels_first" else (1, 2)
+        height, width = inputs_shape[h_axis], inputs_shape[w_axis]
+        out_height = _deconv_output_length(height, self.kernel_size[0], self.padding, self.strides[0],
+                                           self.dilation_rate[0])
+        out_width = _deconv_output_length(width, self.kernel_size[1], self.padding, self.strides[1],
+                                          self.dilation_rate[1])
+        if self.data_format == "channels_first":
+            output_shape = (batch_size, self.filters, out_height, out_width)
+        else:
+            output_shape = (batch_size, out_height, out_width, self.filters)
+        output_shape_tensor = array_ops.stack(output_shape)
+        x = inputs
+        if self.data_format == "channels_first":  # Keras' backend: NHWC on a CPU
+            x = array_ops.transpose(x, (0, 2, 3, 1))
+            output_shape_tensor = array_ops.stack([output_shape[0], output_shape[2], output_shape[3],
+                                                   output_shape[1]])
+        outputs = nn_ops.conv2d_transpose(x, self.kernel, output_shape_tensor, [1] + list(self.strides) + [1],
+                                          padding=self.padding.upper(), data_format="NHWC")
+        if self.data_format == "channels_first":
+            outputs = array_ops.transpose(outputs, (0, 3, 1, 2))
+        outputs.set_shape(self.compute_output_shape(inputs.shape))
         if self.use_bias:
-            outputs = nn_ops.bias_add(outputs, self.bias, data_format="NCHW" if data_format == "NCHW" else "NHWC")
+            outputs = nn_ops.bias_add(outputs, self.bias,
+                                      data_format="NCHW" if self.data_format == "channels_first" else "NHWC")
         if self.activation is not None:
             return self.activation(outputs)
         return outputs
 
     def compute_output_shape(self, input_shape):
-        input_shape = TensorShape(input_shape).as_list()
-        spatial = input_shape[2:] if self.data_format == "channels_first" else input_shape[1:-1]
-        new_space = []
-        for i, size in enumerate(spatial):
-            if size is None:
-                new_space.append(None)
-                continue
-            window = (self.kernel_size[i] - 1) * self.dilation_rate[i] + 1
-            if self.padding == "same":
-                new_space.append(-(-size // self.strides[i]))
-            else:
-                new_space.append(-(-(size - window + 1) // self.strides[i]))
-        if self.data_format == "channels_first":
-            return TensorShape([input_shape[0], self.filters] + new_space)
-        return TensorShape([input_shape[0]] + new_space + [self.filters])
+        output_shape = TensorShape(input_shape).as_list()
+        c_axis, h_axis, w_axis = (1, 2, 3) if self.data_format == "channels_first" else (3, 1, 2)
+        output_shape[c_axis] = self.filters
+        output_shape[h_axis] = _deconv_output_length(output_shape[h_axis], self.kernel_size[0], self.padding,
+                                                     self.strides[0], self.dilation_rate[0])
+        output_shape[w_axis] = _deconv_output_length(output_shape[w_axis], self.kernel_size[1], self.padding,
+                                                     self.strides[1], self.dilation_rate[1])
+        return TensorShape(output_shape)
+
+
+class SeparableConv2D(_Conv):
+    """Depthwise separable 2-D convolution (tf.nn.separable_conv2d: ops
+    ``<scope>/separable_conv2d/depthwise`` and ``<scope>/separable_conv2d``): variables
+    ``<scope>/depthwise_kernel`` [kh, kw, in, depth_multiplier], ``<scope>/pointwise_kernel``
+    [1, 1, in * depth_multiplier, filters] and ``<scope>/bias``."""
+
+    rank = 2
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+                 dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer=None,
+                 pointwise_initializer=None, bias_initializer=zeros_initializer(), depthwise_regularizer=None,
+                 pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                         bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, bias_constraint=bias_constraint,
+                         trainable=trainable, name=name, **kwargs)
+        self.depth_multiplier = depth_multiplier
+        self.depthwise_initializer = _get_initializer(depthwise_initializer)
+        self.pointwise_initializer = _get_initializer(pointwise_initializer)
+        self.depthwise_regularizer = _get_callable(depthwise_regularizer, "regularizer")
+        self.pointwise_regularizer = _get_callable(pointwise_regularizer, "regularizer")
+        self.depthwise_constraint = _get_callable(depthwise_constraint, "constraint")
+        self.pointwise_constraint = _get_callable(pointwise_constraint, "constraint")
+
+    def build(self, input_shape) -> None:
+        input_dim = self._input_dim(input_shape)
+        self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis(): input_dim})
+        depthwise_shape = tuple(self.kernel_size) + (input_dim, self.depth_multiplier)
+        pointwise_shape = (1,) * self.rank + (self.depth_multiplier * input_dim, self.filters)
+        self.depthwise_kernel = self.add_weight(name="depthwise_kernel", shape=depthwise_shape,
+                                                initializer=self.depthwise_initializer,
+                                                regularizer=self.depthwise_regularizer,
+                                                constraint=self.depthwise_constraint, trainable=True,
+                                                dtype=self.dtype)
+        self.pointwise_kernel = self.add_weight(name="pointwise_kernel", shape=pointwise_shape,
+                                                initializer=self.pointwise_initializer,
+                                                regularizer=self.pointwise_regularizer,
+                                                constraint=self.pointwise_constraint, trainable=True,
+                                                dtype=self.dtype)
+        self._add_bias()
+        self.built = True
+
+    def call(self, inputs):
+        from .ops.nn_extra_ops import separable_conv2d
+
+        strides, _ = self._op_lists()
+        outputs = separable_conv2d(inputs, self.depthwise_kernel, self.pointwise_kernel, strides=strides,
+                                   padding=self.padding.upper(), rate=self.dilation_rate,
+                                   data_format=_convert_data_format(self.data_format, 4))
+        return self._bias_and_activation(outputs)
+
+
+def _layer_function(layer_class, inputs, name, reuse, **kwargs):
+    layer = layer_class(name=name, _reuse=reuse, _scope=name, **kwargs)
+    return layer.apply(inputs)
+
+
+def conv1d(inputs, filters, kernel_size, strides=1, padding="valid", data_format="channels_last", dilation_rate=1,
+           activation=None, use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+           kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+           bias_constraint=None, trainable=True, name=None, reuse=None):
+    """tf.layers.conv1d."""
+    return _layer_function(Conv1D, inputs, name, reuse, filters=filters, kernel_size=kernel_size, strides=strides,
+                           padding=padding, data_format=data_format, dilation_rate=dilation_rate,
+                           activation=activation, use_bias=use_bias, kernel_initializer=kernel_initializer,
+                           bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                           bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint, trainable=trainable)
 
 
 def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
@@ -996,13 +1257,57 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_f
            activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
            reuse=None):
     """tf.layers.conv2d."""
-    layer = Conv2D(filters=filters, kernel_size=kernel_size, strides=strides, padding=padding,
-                   data_format=data_format, dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
-                   kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
-                   kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
-                   activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
-                   bias_constraint=bias_constraint, trainable=trainable, name=name, _reuse=reuse, _scope=name)
-    return layer.apply(inputs)
+    return _layer_function(Conv2D, inputs, name, reuse, filters=filters, kernel_size=kernel_size, strides=strides,
+                           padding=padding, data_format=data_format, dilation_rate=dilation_rate,
+                           activation=activation, use_bias=use_bias, kernel_initializer=kernel_initializer,
+                           bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                           bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint, trainable=trainable)
+
+
+def conv3d(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid", data_format="channels_last",
+           dilation_rate=(1, 1, 1), activation=None, use_bias=True, kernel_initializer=None,
+           bias_initializer=zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
+           activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+           reuse=None):
+    """tf.layers.conv3d."""
+    return _layer_function(Conv3D, inputs, name, reuse, filters=filters, kernel_size=kernel_size, strides=strides,
+                           padding=padding, data_format=data_format, dilation_rate=dilation_rate,
+                           activation=activation, use_bias=use_bias, kernel_initializer=kernel_initializer,
+                           bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                           bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint, trainable=trainable)
+
+
+def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+                     activation=None, use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+                     kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                     kernel_constraint=None, bias_constraint=None, trainable=True, name=None, reuse=None):
+    """tf.layers.conv2d_transpose."""
+    return _layer_function(Conv2DTranspose, inputs, name, reuse, filters=filters, kernel_size=kernel_size,
+                           strides=strides, padding=padding, data_format=data_format, activation=activation,
+                           use_bias=use_bias, kernel_initializer=kernel_initializer,
+                           bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                           bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint, trainable=trainable)
+
+
+def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+                     dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True,
+                     depthwise_initializer=None, pointwise_initializer=None, bias_initializer=zeros_initializer(),
+                     depthwise_regularizer=None, pointwise_regularizer=None, bias_regularizer=None,
+                     activity_regularizer=None, depthwise_constraint=None, pointwise_constraint=None,
+                     bias_constraint=None, trainable=True, name=None, reuse=None):
+    """tf.layers.separable_conv2d."""
+    return _layer_function(SeparableConv2D, inputs, name, reuse, filters=filters, kernel_size=kernel_size,
+                           strides=strides, padding=padding, data_format=data_format, dilation_rate=dilation_rate,
+                           depth_multiplier=depth_multiplier, activation=activation, use_bias=use_bias,
+                           depthwise_initializer=depthwise_initializer, pointwise_initializer=pointwise_initializer,
+                           bias_initializer=bias_initializer, depthwise_regularizer=depthwise_regularizer,
+                           pointwise_regularizer=pointwise_regularizer, bias_regularizer=bias_regularizer,
+                           activity_regularizer=activity_regularizer, depthwise_constraint=depthwise_constraint,
+                           pointwise_constraint=pointwise_constraint, bias_constraint=bias_constraint,
+                           trainable=trainable)
 
 
 # =====================================================================================
@@ -1069,6 +1374,70 @@ class AveragePooling2D(_Pooling2D):
 
     def _pool_function(self, inputs, **kwargs):
         return nn_ops.avg_pool(inputs, **kwargs)
+
+
+class _Pooling3D(Layer):
+    """Keras Pooling3D: channels-first data is transposed to NDHWC around the op."""
+
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last", name=None, **kwargs):
+        if strides is None:
+            raise ValueError("Argument `strides` must not be None.")
+        super().__init__(name=name, **kwargs)
+        self.pool_size = _normalize_tuple(pool_size, 3, "pool_size")
+        self.strides = _normalize_tuple(strides, 3, "strides")
+        self.padding = _normalize_padding(padding)
+        self.data_format = _normalize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=5)
+
+    def _pool_function(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def call(self, inputs):
+        pool_shape = [1] + list(self.pool_size) + [1]
+        strides = [1] + list(self.strides) + [1]
+        if self.data_format == "channels_first":
+            inputs = array_ops.transpose(inputs, (0, 2, 3, 4, 1))
+        outputs = self._pool_function(inputs, ksize=pool_shape, strides=strides, padding=self.padding.upper())
+        if self.data_format == "channels_first":
+            outputs = array_ops.transpose(outputs, (0, 4, 1, 2, 3))
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        input_shape = TensorShape(input_shape).as_list()
+        first = self.data_format == "channels_first"
+        spatial = input_shape[2:] if first else input_shape[1:4]
+        sizes = [_conv_output_length(size, k, self.padding, s) for size, k, s in
+                 zip(spatial, self.pool_size, self.strides)]
+        if first:
+            return TensorShape(input_shape[:2] + sizes)
+        return TensorShape([input_shape[0]] + sizes + [input_shape[4]])
+
+
+class MaxPooling3D(_Pooling3D):
+    """3-D max pooling (op ``<scope>/MaxPool3D``)."""
+
+    def _pool_function(self, inputs, **kwargs):
+        return nn_ops.max_pool3d(inputs, **kwargs)
+
+
+class AveragePooling3D(_Pooling3D):
+    """3-D average pooling (op ``<scope>/AvgPool3D``)."""
+
+    def _pool_function(self, inputs, **kwargs):
+        return nn_ops.avg_pool3d(inputs, **kwargs)
+
+
+def max_pooling3d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    """tf.layers.max_pooling3d."""
+    layer = MaxPooling3D(pool_size=pool_size, strides=strides, padding=padding, data_format=data_format, name=name)
+    return layer.apply(inputs)
+
+
+def average_pooling3d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    """tf.layers.average_pooling3d."""
+    layer = AveragePooling3D(pool_size=pool_size, strides=strides, padding=padding, data_format=data_format,
+                             name=name)
+    return layer.apply(inputs)
 
 
 def max_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
@@ -1294,9 +1663,13 @@ Convolution2D = Conv2D
 convolution2d = conv2d
 MaxPool2D = MaxPooling2D
 AveragePool2D = AveragePooling2D
+MaxPool3D = MaxPooling3D
+AveragePool3D = AveragePooling3D
 
 EXPORTS = [
     "Layer", "InputSpec", "Dense", "dense", "Dropout", "dropout", "Flatten", "flatten", "Conv2D", "conv2d",
+    "Conv1D", "conv1d", "Conv3D", "conv3d", "Conv2DTranspose", "conv2d_transpose", "SeparableConv2D",
+    "separable_conv2d", "MaxPooling3D", "max_pooling3d", "AveragePooling3D", "average_pooling3d",
     "MaxPooling2D", "max_pooling2d", "AveragePooling2D", "average_pooling2d", "BatchNormalization",
     "batch_normalization",
 ]

@@ -1248,6 +1248,9 @@ def _collection_to_proto(key: str, item, export_scope):
     if key == GraphKeys.SAVERS and isinstance(item, Saver):
         proto = item.to_proto(export_scope=export_scope)
         return ("bytes_list", proto.SerializeToString()) if proto is not None else (None, None)
+    if key == GraphKeys.QUEUE_RUNNERS and hasattr(item, "to_proto"):  # a QueueRunner: its QueueRunnerDef
+        proto = item.to_proto(export_scope=export_scope)
+        return ("bytes_list", proto.SerializeToString()) if proto is not None else (None, None)
     if key in (GraphKeys.COND_CONTEXT, GraphKeys.WHILE_CONTEXT) and not isinstance(item, (Tensor, Operation, bytes)):
         # TF writes CondContextDef/WhileContextDef protos here; tfc does not model them, and a
         # context's name is no graph element: the collection is left out (TF imports without it).
@@ -1507,6 +1510,14 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
                 saver_def = _saver_def_class()()
                 saver_def.ParseFromString(value)
                 graph.add_to_collection(key, Saver.from_proto(saver_def, import_scope=scope or None))
+        elif kind == "bytes_list" and key == GraphKeys.QUEUE_RUNNERS:
+            from tfc.protos.queue_runner_pb2 import QueueRunnerDef
+
+            from .train.queue_runner import QueueRunner
+
+            for value in field.value:
+                graph.add_to_collection(key, QueueRunner.from_proto(QueueRunnerDef.FromString(value),
+                                                                    import_scope=scope or None))
         elif kind == "node_list":
             for value in field.value:
                 graph.add_to_collection(key, graph.as_graph_element(_prepend_name_scope(value, scope)))

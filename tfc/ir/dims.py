@@ -261,6 +261,12 @@ def _monomial_order(item) -> tuple:
     return (-len(monomial), [_atom_key(a) for a in monomial])
 
 
+def ordered_terms(d: "SymExpr") -> list:
+    """``d``'s (monomial, coefficient) pairs in canonical order (``terms`` keeps the order
+    the expression was built in): code emitted from them is the same for equal dims."""
+    return sorted(d.terms.items(), key=_monomial_order)
+
+
 def dim_str(d: Dim) -> str:
     """Canonical text: ``s0``, ``784*s0``, ``s0+s1``, ``(s0-5)//2+1``."""
     if isinstance(d, int):

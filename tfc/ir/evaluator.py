@@ -686,23 +686,26 @@ def windows(x: np.ndarray, window: Sequence[int], strides: Sequence[int],
 def _eval_conv(op, xs, ctx):
     x, w = xs
     attrs = op.attrs
-    strides = list(attrs.get("strides") or [1, 1])
-    padding = [list(p) for p in (attrs.get("padding") or [[0, 0], [0, 0]])]
-    lhs_dilation = list(attrs.get("lhs_dilation") or [1, 1])
-    rhs_dilation = list(attrs.get("rhs_dilation") or [1, 1])
+    k = x.ndim - 2  # spatial dims
+    strides = list(attrs.get("strides") or [1] * k)
+    padding = [list(p) for p in (attrs.get("padding") or [[0, 0]] * k)]
+    lhs_dilation = list(attrs.get("lhs_dilation") or [1] * k)
+    rhs_dilation = list(attrs.get("rhs_dilation") or [1] * k)
     groups = attrs.get("groups", 1)
     compute = _compute_dtype(x.dtype)
-    x = pad_array(x.astype(compute), 0, [0, padding[0][0], padding[1][0], 0],
-                  [0, padding[0][1], padding[1][1], 0], [0, lhs_dilation[0] - 1, lhs_dilation[1] - 1, 0])
-    kh, kw, cg, out_channels = w.shape
-    # (N, OH, OW, C, KH, KW): windows over H and W only (size 1, stride 1 elsewhere).
-    patches = windows(x, [1, kh, kw, 1], [1] + strides + [1], [1] + rhs_dilation + [1])
-    patches = patches[:, :, :, :, 0, :, :, 0]
-    n, oh, ow = patches.shape[:3]
-    patches = patches.reshape(n, oh, ow, groups, cg, kh, kw)
-    kernel = w.astype(compute).reshape(kh, kw, cg, groups, out_channels // groups)
-    out = np.einsum("nhwgcij,ijcgo->nhwgo", patches, kernel, optimize=True)
-    return out.reshape(n, oh, ow, out_channels).astype(op.results[0].type.elem.np_dtype)
+    x = pad_array(x.astype(compute), 0, [0] + [p[0] for p in padding] + [0],
+                  [0] + [p[1] for p in padding] + [0], [0] + [d - 1 for d in lhs_dilation] + [0])
+    window, cg, out_channels = list(w.shape[:k]), w.shape[k], w.shape[k + 1]
+    # (N, O1..Ok, C, K1..Kk): windows over the spatial dims only (size 1, stride 1 elsewhere).
+    patches = windows(x, [1] + window + [1], [1] + strides + [1], [1] + rhs_dilation + [1])
+    patches = patches[(slice(None),) * (k + 2) + (0,) + (slice(None),) * k + (0,)]
+    n, spatial = patches.shape[0], patches.shape[1:k + 1]
+    patches = patches.reshape((n,) + spatial + (groups, cg) + tuple(window))
+    kernel = w.astype(compute).reshape(tuple(window) + (cg, groups, out_channels // groups))
+    letters = "abdefhijklmpqrstuvxyz"
+    outs, taps = letters[:k], letters[k:2 * k]
+    out = np.einsum(f"n{outs}gc{taps},{taps}cgo->n{outs}go", patches, kernel, optimize=True)
+    return out.reshape((n,) + spatial + (out_channels,)).astype(op.results[0].type.elem.np_dtype)
 
 
 def _window_attrs(op, rank: int):

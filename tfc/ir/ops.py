@@ -496,24 +496,32 @@ def window_output_dim(size: Dim, window: int, stride: int, low: int, high: int,
 
 
 def _infer_conv(types, attrs):
+    """conv over k >= 1 spatial dims: input [N, S1..Sk, C] (channels last), filter
+    [K1..Kk, C / groups, O]; strides, padding, lhs_dilation and rhs_dilation have one
+    entry per spatial dim."""
     x = _tensor(types[0], "conv input")
     w = _tensor(types[1], "conv filter")
-    if x.rank != 4 or w.rank != 4 or x.elem != w.elem or not x.elem.is_float:
-        raise IRTypeError(f"conv takes float NHWC input and HWIO filter of one type, got {x} and {w}")
-    strides = list(attrs.get("strides") or [1, 1])
-    padding = [list(p) for p in (attrs.get("padding") or [[0, 0], [0, 0]])]
-    lhs_dil = list(attrs.get("lhs_dilation") or [1, 1])
-    rhs_dil = list(attrs.get("rhs_dilation") or [1, 1])
+    k = x.rank - 2
+    if k < 1 or w.rank != x.rank or x.elem != w.elem or not x.elem.is_float:
+        raise IRTypeError(f"conv takes a float channels-last input [N, spatial..., C] and a filter "
+                          f"[spatial..., C, O] of one type and rank, got {x} and {w}")
+    strides = list(attrs.get("strides") or [1] * k)
+    padding = [list(p) for p in (attrs.get("padding") or [[0, 0]] * k)]
+    lhs_dil = list(attrs.get("lhs_dilation") or [1] * k)
+    rhs_dil = list(attrs.get("rhs_dilation") or [1] * k)
+    if not (len(strides) == len(padding) == len(lhs_dil) == len(rhs_dil) == k):
+        raise IRTypeError(f"conv over {k} spatial dims needs {k} strides, paddings and dilations, got "
+                          f"strides={strides} padding={padding} lhs_dilation={lhs_dil} rhs_dilation={rhs_dil}")
     groups = attrs.get("groups", 1)
-    if groups < 1 or (isinstance(x.shape[3], int) and x.shape[3] != w.shape[2] * groups) or (
-            isinstance(w.shape[3], int) and w.shape[3] % groups):
-        raise IRTypeError(f"conv: input channels {x.shape[3]} must equal filter in-channels {w.shape[2]}"
+    if groups < 1 or (isinstance(x.shape[-1], int) and x.shape[-1] != w.shape[-2] * groups) or (
+            isinstance(w.shape[-1], int) and w.shape[-1] % groups):
+        raise IRTypeError(f"conv: input channels {x.shape[-1]} must equal filter in-channels {w.shape[-2]}"
                           f" x groups {groups}")
     out = [x.shape[0]]
-    for i in range(2):
+    for i in range(k):
         out.append(window_output_dim(x.shape[1 + i], w.shape[i], strides[i], padding[i][0], padding[i][1],
                                      lhs_dil[i], rhs_dil[i]))
-    out.append(w.shape[3])
+    out.append(w.shape[-1])
     return [x.with_shape(out)]
 
 

@@ -115,7 +115,9 @@ class LoweredGraph:
 
 # -- pruning ----------------------------------------------------------------------------
 def prune(fetch_tensors, target_ops, fed_tensors) -> list:
-    """The ops needed for the fetches and targets, topologically ordered."""
+    """The ops needed for the fetches and targets, topologically ordered. ``fed_tensors``
+    may hold ops too: ops that ran already (host ops run before the program), whose control
+    dependents need not run them."""
     fed = set(fed_tensors)
     order: list = []
     state: dict = {}  # op -> 1 visiting, 2 done
@@ -143,7 +145,7 @@ def prune(fetch_tensors, target_ops, fed_tensors) -> list:
         for c in reversed(op._control_inputs):
             # A control dependency on an op whose outputs are all fed is met by the feed
             # (TF replaces the fed node), as for a data input.
-            if c.outputs and all(t in fed for t in c.outputs):
+            if c in fed or (c.outputs and all(t in fed for t in c.outputs)):
                 continue
             if not state.get(c):
                 stack.append((c, False))
@@ -529,7 +531,7 @@ class _Lowering:
 
     def run(self) -> LoweredGraph:
         fed = [spec.tensor for spec in self.feeds]
-        ops = prune(self.fetches, self.targets, fed)
+        ops = prune(self.fetches, self.targets, fed + list(getattr(self, "ran", ())))
         self._check_placeholders(ops)
         for spec in self.feeds:
             try:
@@ -674,13 +676,14 @@ def _ref_input_positions(entry, op) -> set:
 
 
 def lower_graph(fetches, targets=(), feeds=(), variable_types=None, rng_seeds=None,
-                initialized=None) -> LoweredGraph:
+                initialized=None, ran=()) -> LoweredGraph:
     """Lower what ``fetches`` (tensors) and ``targets`` (ops) need into an IR module.
 
     ``feeds``: FeedSpecs (tensor, dtype, runtime shape) in argument order.
     ``variable_types(op) -> ir.TensorType | None`` overrides a variable's static type.
     ``rng_seeds(op) -> (seed0, seed1)`` chooses the seeds of unseeded random ops.
     ``initialized``: {IsVariableInitialized op: the session's answer}, constants of this step.
+    ``ran``: ops run before the program (host ops): a control dependency on one is met.
     The cyclic garbage collector is paused meanwhile (``manager.gc_paused``).
     """
     from .manager import gc_paused
@@ -688,4 +691,5 @@ def lower_graph(fetches, targets=(), feeds=(), variable_types=None, rng_seeds=No
     with gc_paused():
         lowering = _Lowering(fetches, targets, feeds, variable_types, rng_seeds)
         lowering.ctx.initialized = dict(initialized or {})
+        lowering.ran = list(ran)
         return lowering.run()

@@ -1,5 +1,6 @@
 """Session.run's fetch structures: any nesting of lists, tuples, namedtuples and dicts of
-tensors, operations, variables or their names, returned in the same structure."""
+tensors, operations, variables or their names, returned in the same structure (a
+SparseTensor comes back as a SparseTensorValue of its three arrays)."""
 from __future__ import annotations
 
 import collections
@@ -7,6 +8,7 @@ import collections
 import numpy as np
 
 from tfc.frontend.graph import Operation, Tensor
+from tfc.frontend.sparse_tensor import SparseTensor, SparseTensorValue
 
 
 class FetchPlan:
@@ -41,6 +43,9 @@ class FetchPlan:
         return ("op", None)
 
     def _map(self, fetch):
+        if isinstance(fetch, SparseTensor):  # its three tensors, returned as a SparseTensorValue
+            return ("sparse", SparseTensorValue, [self._element(t) for t in
+                                                  (fetch.indices, fetch.values, fetch.dense_shape)])
         if isinstance(fetch, (Tensor, Operation, str, bytes)) or hasattr(fetch, "_as_graph_element"):
             return self._element(fetch)
         if isinstance(fetch, dict):
@@ -72,7 +77,7 @@ class FetchPlan:
             except TypeError:
                 return dict(items)
         built = [self._build(c, values) for c in children]
-        if kind == "namedtuple":
+        if kind in ("namedtuple", "sparse"):
             return container(*built)
         return container(built) if container in (list, tuple) else list(built)
 

@@ -79,11 +79,13 @@ def plan_step(fetch_tensors, target_ops, fed_tensors, forced_host=frozenset()) -
         host_set, needed_set = set(host), set(needed)
         host = [op for op in host if not (op.type == "Const" and any(
             user in needed_set and user not in host_set for t in op.outputs for user in t.consumers()))]
-    if host:  # a NoOp that only groups host ops (tf.tables_initializer) is done on the host
+    if host:  # a NoOp grouping host ops (tf.tables_initializer; a group of assignments and a queue's ops) is
+        # done on the host, after its compiled control inputs (the program runs them)
         host_set = set(host)
-        for op in needed:  # topological order
-            if (op.type == "NoOp" and not op.inputs and op.control_inputs
-                    and all(c in host_set for c in op.control_inputs)):
+        for op in needed:  # topological order; (a Const after a host op too: one a partition sends for a
+            # control edge between tasks)
+            if (op.type in ("NoOp", "Const") and not op.inputs and op.control_inputs
+                    and any(c in host_set for c in op.control_inputs)):
                 host.append(op)
                 host_set.add(op)
         host = [op for op in needed if op in host_set]
@@ -208,6 +210,9 @@ def _run_host_ops(ops, values: dict) -> None:
                 values[t] = const_op_value(t.op)
             inputs.append(values[t])
         if op.type == "NoOp":  # a group of host ops (see plan_step)
+            continue
+        if op.type == "Const":  # a constant after host ops (see plan_step)
+            values[op.outputs[0]] = const_op_value(op)
             continue
         outputs = lookup_op_type(op.type).host(op, *inputs)
         outputs = [] if outputs is None else list(outputs)

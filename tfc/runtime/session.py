@@ -28,9 +28,11 @@ from tfc.frontend import dtypes, errors
 from tfc.frontend.device import DeviceSpec, full_device_name
 from tfc.frontend.graph import Operation, Tensor, default_session_stack, get_default_graph
 from tfc.frontend.registry import lookup_op_type
+from tfc.frontend.sparse_tensor import SparseTensor, expand_feeds
 from tfc.passes.lower import UnsupportedOpsError
 
 from .executable import ShapeBindingError
+from . import step_context
 from .host import plan_step, run_host_ops
 from .fetch import FetchPlan, to_fetch_value
 
@@ -169,6 +171,8 @@ def _structure_key(fetches):
     if kind is dict:
         items = tuple((k, _structure_key(v)) for k, v in fetches.items())
         return None if any(v is None for _, v in items) else (kind, items)
+    if kind is SparseTensor:
+        return (kind, fetches.indices, fetches.values, fetches.dense_shape)
     return None
 
 
@@ -295,12 +299,17 @@ class BaseSession:
             self._remote.release()
 
     # -- run ----------------------------------------------------------------------------------
+    def _cancelled(self):
+        """Why a step of this session waiting in a host op (a dequeue) must stop, or None."""
+        return "the session was closed" if self._closed else None
+
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         if feed_dict and type(feed_dict) is not dict and not isinstance(feed_dict, collections.abc.Mapping):
             raise TypeError("FlattenDictItems: 'dict' must be a dictionary or collection.Mapping type object, "
                             f"instead of '{type(feed_dict).__name__}'.")
+        feed_dict = expand_feeds(feed_dict)  # a SparseTensor key feeds its three tensors
         keys = tuple(feed_dict) if feed_dict else ()
         structure = _structure_key(fetches)
         plan = self._run_plans.get((structure, keys)) if structure is not None else None
@@ -314,8 +323,12 @@ class BaseSession:
             self.stats["runs"] += 1
             values = self._remote.run(plan, arrays, options, run_metadata) if not plan.nothing_to_do else []
         else:
-            with self._lock:
-                values = self._execute(plan, arrays)
+            if options is None or not getattr(options, "timeout_in_ms", 0):
+                with self._lock:  # (a dequeue waiting in a step lets go of it: tfc/runtime/step_context.py)
+                    values = self._execute(plan, arrays)
+            else:
+                with self._lock, step_context.step(step_context.deadline_from(options)):
+                    values = self._execute(plan, arrays)
         if plan.fed_fetches:
             values = _with_fed_fetches(plan, values, list(feed_dict.values()), arrays)
         if plan.single_tensor:
@@ -423,20 +436,48 @@ class BaseSession:
         ``tf.shape`` would be a value known only at run time)."""
         from tfc.passes.lower import prune
 
+        from .host import HostOpError
+
+        outer = getattr(_STAGING, "done", None) or set()
+        again = [op for op in plan.host.middle if op in outer]
+        if again:  # only control edges lead to it: a later stage cannot be told it ran
+            raise HostOpError(f"'{again[0].name}' ({again[0].type}) runs on the host and compiled ops depend on it "
+                              "through control dependencies only: tfc cannot run it before them in a step of "
+                              "stages (make them depend on one of its outputs, or run it in a step of its own)")
         values = dict(zip(plan.fed, arrays))
         tensors, targets = plan.computed, plan.fetch_plan.ops
         needed = prune(tensors, targets, plan.fed)
         stateful = _after_stateful(needed)
+        done: set = set()  # ops an earlier stage ran for their effect (a host op's control inputs)
         for index, host_op in enumerate(plan.host.middle):
             waiting = _downstream(plan.host.middle[index:], needed)
             crossing = [t for op in needed if op not in waiting for t in op.outputs
                         if t not in values and _feedable(t) and (op in stateful or op in plan.host.middle)
                         and any(consumer in waiting for consumer in t.consumers())]
-            crossing += [t for t in host_op.inputs if t not in values and t not in crossing]  # what it reads
-            if crossing:
-                values.update(zip(crossing, self.run(crossing, feed_dict=dict(values))))
+            # fetches that need no later host op are computed now (a loss fetched with a train op
+            # that waits in a dequeue is the loss before the wait, as in TF)
+            crossing += [t for t in tensors if t not in values and t not in crossing and t.op not in waiting
+                         and _feedable(t)]
+            for t in host_op.inputs:  # what it reads; a resource handle (a queue's) is made here again
+                if t in values or t in crossing:
+                    continue
+                if _is_host_handle(t):
+                    run_host_ops([t.op], values, self)
+                else:
+                    crossing.append(t)
+            # what it waits for (the gradients a dequeue waits behind) runs first, once
+            controls = [op for op in host_op.control_inputs if op not in done and op in needed]
+            if crossing or controls:
+                results = self.run(crossing + controls, feed_dict=_stage_feeds(values))
+                values.update(zip(crossing, results[:len(crossing)]))
+                done.update(controls)
             run_host_ops([host_op], values, self)
-        results = self.run(list(tensors) + list(targets), feed_dict=values)
+            done.add(host_op)
+        _STAGING.done = outer | done
+        try:
+            results = self.run(list(tensors) + list(targets), feed_dict=_stage_feeds(values))
+        finally:
+            _STAGING.done = outer
         return [to_fetch_value(v) for v in results[:len(tensors)]]
 
     def _run_native(self, plan: "_RunPlan", arrays: list) -> list:
@@ -494,7 +535,7 @@ class BaseSession:
             initialized = {op: answer for (op, _), answer in zip(plan.initialized_checks, answers)}
         step = self._cache.get(key)
         if step is None:
-            step = self._compile(key, fetches, targets, plan.native_feeds, feeds, initialized)
+            step = self._compile(key, fetches, targets, plan.native_feeds, feeds, initialized, ran=_ran_before(plan))
             self._cache[key] = step
         return step
 
@@ -517,7 +558,7 @@ class BaseSession:
         return value
 
     # -- compilation -------------------------------------------------------------------------
-    def _compile(self, key, fetch_tensors, target_ops, fed, feeds, initialized=None) -> CompiledStep:
+    def _compile(self, key, fetch_tensors, target_ops, fed, feeds, initialized=None, ran=()) -> CompiledStep:
         """``initialized``: {IsVariableInitialized op: answer}, constants of this step (such a
         step is not kept in the persistent step cache)."""
         from tfc.codegen.jit import cache_dir
@@ -536,7 +577,8 @@ class BaseSession:
             if step is not None:
                 return step
         specs = [FeedSpec(t, t.dtype.base_dtype, feeds[t].shape) for t in fed]
-        lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed, initialized=initialized)
+        lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed, initialized=initialized,
+                              ran=ran)  # (a control dependency on a host op run before the program is met)
         target = self._check_placement(lowered.ops)
         read_refs, written_refs = _ref_accesses(lowered.function)
         if target == "cuda":
@@ -728,6 +770,31 @@ def _feedable(tensor) -> bool:
     resource handle, whose consumers need the variable itself; not a constant)."""
     dtype = tensor.dtype
     return not dtype.is_ref_dtype and dtype.base_dtype != dtypes.resource and tensor.op.type != "Const"
+
+
+_STAGING = threading.local()  # .done: the host ops the stages of the thread's staged steps ran
+
+
+def _is_host_handle(tensor) -> bool:
+    """A resource handle made by a host op of its own (a queue's, an accumulator's): a stage
+    makes it again rather than receiving it (it names the resource, which the session keeps)."""
+    from .host import runs_on_host
+
+    return tensor.dtype.base_dtype == dtypes.resource and not tensor.op.inputs and runs_on_host(tensor.op)
+
+
+def _stage_feeds(values: dict) -> dict:
+    """What a stage of a staged step is fed: the values so far, but resource handles (a
+    later stage makes them again) and variables' refs (their consumers need the variable)."""
+    return {t: v for t, v in values.items() if t.dtype.base_dtype != dtypes.resource and not t.dtype.is_ref_dtype}
+
+
+def _ran_before(plan: "_RunPlan") -> list:
+    """The ops whose effects precede the program: the early host ops, and ops whose outputs
+    are all fed (a later stage of a staged step: a control dependency on one is met)."""
+    fed = set(plan.fed)
+    return list(plan.host.early) + [op for op in {t.op: None for t in plan.fed}
+                                    if op.outputs and all(t in fed for t in op.outputs)]
 
 
 def _with_fed_fetches(plan: "_RunPlan", computed: list, fed_values: list, arrays: list) -> list:

@@ -254,6 +254,11 @@ CONVS = {
     "one output channel": ("[s0,4,4,2]", "[2,3,2,1]", "{padding=[[0, 1], [1, 1]]}", "[s0,4,4,1]", "conv"),
     "window larger than the input": ("[s0,2,2,1]", "[3,3,1,4]", "{padding=[[1, 1], [1, 1]]}", "[s0,2,2,4]",
                                      "conv"),
+    "1-d": ("[s0,7,3]", "[3,3,4]", "{padding=[[1, 1]], strides=[2]}", "[s0,4,4]", "conv"),
+    "3-d": ("[s0,4,5,3,2]", "[2,3,2,2,3]", "{padding=[[1, 0], [1, 1], [0, 1]], rhs_dilation=[1, 2, 1], "
+            "strides=[2, 1, 2]}", "[s0,2,3,2,3]", "conv"),
+    "3-d lhs dilation, groups": ("[s0,3,2,4,4]", "[2,2,2,2,6]", "{groups=2, lhs_dilation=[2, 1, 2]}",
+                                 "[s0,4,1,6,6]", "conv"),
 }
 
 SYMBOLIC_CHANNEL_CONVS = {  # a filter gradient's shape: the input channels are the batch

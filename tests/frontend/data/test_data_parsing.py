@@ -82,10 +82,51 @@ def test_parse_errors_are_tensorflows(name):
     assert info.value.message == case["message"]
 
 
-def test_var_len_feature_is_refused_clearly():
+def _int64_example(**features) -> bytes:
+    feature = {key: tf.train.Feature(int64_list=tf.train.Int64List(value=values)) for key, values in features.items()}
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def test_var_len_features_are_sparse_tensors():
+    """Values against TensorFlow: tests/frontend/test_sparse_ops.py (parse_var_len)."""
+    records = [_int64_example(ids=[1, 2, 3]), _int64_example(other=[0]), _int64_example(ids=[7])]
     with tf.Graph().as_default():
-        with pytest.raises(NotImplementedError, match="only FixedLenFeature"):
-            tf.parse_single_example(tf.constant(EXAMPLE), {"x": tf.VarLenFeature(tf.float32)})
+        serialized = tf.placeholder(tf.string, [None])
+        parsed = tf.parse_example(serialized, {"ids": tf.VarLenFeature(tf.int64)})["ids"]
+        record = tf.placeholder(tf.string, [])
+        single = tf.parse_single_example(record, {"ids": tf.io.VarLenFeature(tf.int64)})["ids"]
+        assert isinstance(parsed, tf.SparseTensor) and parsed.indices.shape.as_list() == [None, 2]
+        assert parsed.dense_shape.shape.as_list() == [2] and single.indices.shape.as_list() == [None, 1]
+        with tf.Session() as sess:
+            batch, one = sess.run([parsed, single], {serialized: records, record: records[0]})
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="Name: <unknown>, Key: ids, Index: 0.  Data types don't match. Data type: int64 "
+                                     "but expected type: float"):
+                sess.run(tf.parse_example(serialized, {"ids": tf.VarLenFeature(tf.float32)})["ids"],
+                         {serialized: records})
+    assert batch.indices.tolist() == [[0, 0], [0, 1], [0, 2], [2, 0]] and batch.values.tolist() == [1, 2, 3, 7]
+    assert batch.dense_shape.tolist() == [3, 3]
+    assert one.indices.tolist() == [[0], [1], [2]] and one.dense_shape.tolist() == [3]
+
+
+def test_var_len_features_in_a_dataset_map():
+    records = [_int64_example(ids=[1, 2]), _int64_example(ids=[3]), _int64_example(ids=[4, 5, 6])]
+    with tf.Graph().as_default():
+        dataset = tf.data.Dataset.from_tensor_slices(records).batch(2).map(
+            lambda r: tf.sparse.to_dense(tf.parse_example(r, {"ids": tf.VarLenFeature(tf.int64)})["ids"]))
+        element = dataset.make_one_shot_iterator().get_next()
+        with tf.Session() as sess:
+            assert sess.run(element).tolist() == [[1, 2], [3, 0]]
+            assert sess.run(element).tolist() == [[4, 5, 6]]
+        with pytest.raises(NotImplementedError, match="does not support SparseTensor elements"):
+            tf.data.Dataset.from_tensor_slices(records).map(
+                lambda r: tf.parse_single_example(r, {"ids": tf.VarLenFeature(tf.int64)}))
+
+
+def test_other_features_are_refused_clearly():
+    with tf.Graph().as_default():
+        with pytest.raises(NotImplementedError, match="only FixedLenFeature and VarLenFeature"):
+            tf.parse_single_example(tf.constant(EXAMPLE), {"x": tf.io.FixedLenSequenceFeature([], tf.float32)})
 
 
 def test_decode_raw():

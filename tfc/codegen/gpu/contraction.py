@@ -17,6 +17,8 @@ by a fresh ``Elemental`` whose ``overrides[core.result]`` is the (rounded) accum
 """
 from __future__ import annotations
 
+import contextlib
+
 from tfc import ir
 from tfc.ir.dims import dim_ceildiv, dim_mul, dims_product
 
@@ -214,21 +216,22 @@ class _TiledDot(_Contraction):
 
 
 class _DirectConv(_Contraction):
-    """A conv over an NHWC input and an HWIO filter ``[KH, KW, Cg, O]``, with strides,
-    padding, input (lhs) and filter (rhs) dilations and feature groups (``O / groups``
-    output channels per group read ``Cg`` input channels each), as ``_Conv`` in
-    kernels/contraction.py computes it, with the same index math.
+    """A conv over k >= 1 spatial dims: a channels-last input ``[N, S1..Sk, C]`` and a
+    filter ``[K1..Kk, Cg, O]``, with strides, padding, input (lhs) and filter (rhs)
+    dilations and feature groups (``O / groups`` output channels per group read ``Cg``
+    input channels each), as ``_Conv`` in kernels/contraction.py computes it, with the
+    same index math.
 
     Work item ``i`` computes TO output channels of one output pixel:
-    ``i = ((n * OH + oh) * OW + ow) * OC + oc`` with OC = ceil(O / TO), channels
+    ``i = linear(n, o1..ok) * OC + oc`` with OC = ceil(O / TO), channels
     ``oc + t*OC`` (t < TO; each channel in exactly one item, as the dot's columns).
-    Neighbouring threads own neighbouring channels: their filter loads ``w[kh, kw, ci, o]``
+    Neighbouring threads own neighbouring channels: their filter loads ``w[k1..kk, ci, o]``
     and output stores are coalesced, and without groups they share the input load.
 
-    The item sums over kh, kw (window positions whose input coordinate falls in the
-    padding or between dilated input elements are skipped: they contribute zero) and
-    the group's input channels, in that order. Channels past O load a clamped channel
-    and are not stored."""
+    The item sums over the window positions in row-major order (those whose input
+    coordinate falls in the padding or between dilated input elements are skipped: they
+    contribute zero) and the group's input channels, in that order. Channels past O load
+    a clamped channel and are not stored."""
 
     def __init__(self, kernel, core, root, leaves, out):
         super().__init__(kernel, core, root, leaves, out)
@@ -236,30 +239,31 @@ class _DirectConv(_Contraction):
         self.x = kernel.pointer(leaves[x])
         self.w = kernel.pointer(leaves[w])
         self.xs, self.ws = kernel.shape(x.type), kernel.shape(w.type)
+        self.spatial = len(self.xs) - 2
         attrs = core.attrs
-        self.strides = list(attrs.get("strides") or [1, 1])
-        self.padding = [list(p) for p in (attrs.get("padding") or [[0, 0], [0, 0]])]
-        self.lhs_dil = list(attrs.get("lhs_dilation") or [1, 1])
-        self.rhs_dil = list(attrs.get("rhs_dilation") or [1, 1])
+        self.strides = list(attrs.get("strides") or [1] * self.spatial)
+        self.padding = [list(p) for p in (attrs.get("padding") or [[0, 0]] * self.spatial)]
+        self.lhs_dil = list(attrs.get("lhs_dilation") or [1] * self.spatial)
+        self.rhs_dil = list(attrs.get("rhs_dilation") or [1] * self.spatial)
         self.groups = attrs.get("groups", 1)
-        self.TO = _tile(core.result.type.shape[3], TILE_O)
+        self.TO = _tile(core.result.type.shape[-1], TILE_O)
 
     def emit(self) -> None:
         k, b = self.k, self.k.b
         TO = self.TO
-        N, OH, OW, O = self.out_shape
-        KH, KW, Cg, _ = self.ws
+        O = self.out_shape[-1]
+        Cg = self.ws[-2]
         out_t, w_t = self.core.result.type, self.core.operands[1].type
         OC = k.pro.sdiv(k.pro.add(O, const_i64(TO - 1)), const_i64(TO))
         out_per_group = k.pro.sdiv(O, const_i64(self.groups))
-        items = dims_product([out_t.shape[0], out_t.shape[1], out_t.shape[2], dim_ceildiv(out_t.shape[3], TO)])
-        begin, end = k.parallel_range(items, dims_product([TO, w_t.shape[0], w_t.shape[1], w_t.shape[2]]))
+        items = dims_product(list(out_t.shape[:-1]) + [dim_ceildiv(out_t.shape[-1], TO)])
+        begin, end = k.parallel_range(items, dims_product([TO] + list(w_t.shape[:-1])))
         acc = self.accumulators(TO)
         zero = k.scalar.constant(0, self.elem)
         with counted_loop(b, begin, end, "item") as item:
             oc, pixel = b.srem(item, OC), b.sdiv(item, OC)
-            ow, rest = b.srem(pixel, OW), b.sdiv(pixel, OW)
-            oh, n = b.srem(rest, OH), b.sdiv(rest, OH)
+            pixel_index = k.delinearize(pixel, self.out_shape[:-1])  # [n, o1..ok]
+            n, positions = pixel_index[0], pixel_index[1:]
             channels = [b.add(oc, b.mul(OC, const_i64(t))) for t in range(TO)]
             safe = [self.clamp(o, O) for o in channels]
             # The first input channel each output channel reads (its group's).
@@ -269,26 +273,28 @@ class _DirectConv(_Contraction):
                 bases = [b.mul(b.sdiv(o, out_per_group), Cg) for o in safe]
             for slot in acc:
                 b.store(zero, slot)
-            with counted_loop(b, 0, KH, "kh") as kh:
-                ih, valid_h = self.input_coordinate(oh, kh, 0)
-                with if_then(b, valid_h, "inh"):
-                    with counted_loop(b, 0, KW, "kw") as kw:
-                        iw, valid_w = self.input_coordinate(ow, kw, 1)
-                        with if_then(b, valid_w, "inw"):
-                            xrow = b.mul(b.add(b.mul(b.add(b.mul(n, self.xs[1]), ih), self.xs[2]), iw), self.xs[3])
-                            wbase = b.mul(b.add(b.mul(kh, KW), kw), b.mul(Cg, O))
-                            with counted_loop(b, 0, Cg, "ci") as ci:
-                                inputs = {}
-                                wrow = b.add(wbase, b.mul(ci, O))
-                                for t in range(TO):
-                                    if id(bases[t]) not in inputs:
-                                        inputs[id(bases[t])] = self.load(self.x, b.add(xrow, b.add(bases[t], ci)))
-                                    weight = self.load(self.w, b.add(wrow, safe[t]))
-                                    self.multiply_add(acc[t], inputs[id(bases[t])], weight)
-            pixel_base = b.mul(b.add(b.mul(b.add(b.mul(n, OH), oh), OW), ow), O)
+            with contextlib.ExitStack() as window:
+                inputs, taps = [], []
+                for axis in range(self.spatial):
+                    tap = window.enter_context(counted_loop(b, 0, self.ws[axis], f"k{axis}"))
+                    index, valid = self.input_coordinate(positions[axis], tap, axis)
+                    window.enter_context(if_then(b, valid, f"in{axis}"))
+                    inputs.append(index)
+                    taps.append(tap)
+                xrow = b.mul(k.linearize([n] + inputs, self.xs[:-1]), self.xs[-1])
+                wbase = b.mul(k.linearize(taps, self.ws[:self.spatial]), b.mul(Cg, O))
+                with counted_loop(b, 0, Cg, "ci") as ci:
+                    loaded = {}
+                    wrow = b.add(wbase, b.mul(ci, O))
+                    for t in range(TO):
+                        if id(bases[t]) not in loaded:
+                            loaded[id(bases[t])] = self.load(self.x, b.add(xrow, b.add(bases[t], ci)))
+                        weight = self.load(self.w, b.add(wrow, safe[t]))
+                        self.multiply_add(acc[t], loaded[id(bases[t])], weight)
+            pixel_base = b.mul(pixel, O)
             for t, o in enumerate(channels):
                 with if_then(b, b.icmp_signed("<", o, O), "chan"):
-                    self.store(acc[t], [n, oh, ow, o], b.add(pixel_base, o))
+                    self.store(acc[t], pixel_index + [o], b.add(pixel_base, o))
 
     def input_coordinate(self, out_position, window_position, axis: int):
         """(input index, in-range flag) of an output position and a window offset, as

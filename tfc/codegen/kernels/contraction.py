@@ -7,6 +7,8 @@ residual...) is applied to that row while it is hot in cache.
 """
 from __future__ import annotations
 
+import contextlib
+
 from llvmlite import ir as ll
 
 from tfc import ir
@@ -258,6 +260,11 @@ class _Dot:
 
 
 class _Conv:
+    """A conv over k >= 1 spatial dims (input [N, S1..Sk, C], filter [K1..Kk, Cg, O]), any
+    groups, strides, padding and dilations: for each output pixel, its channels accumulate
+    over the window positions (in row-major order, those in the padding or between
+    lhs-dilated input elements skipped), the group's input channels and its outputs."""
+
     def __init__(self, kernel, core, leaves, out, epilogue):
         self.k = kernel
         self.core = core
@@ -270,11 +277,12 @@ class _Conv:
         self.xs = kernel.shape(x_value.type)
         self.ws = kernel.shape(w_value.type)
         self.os = kernel.shape(core.result.type)
+        self.spatial = len(self.xs) - 2
         attrs = core.attrs
-        self.strides = list(attrs.get("strides") or [1, 1])
-        self.padding = [list(p) for p in (attrs.get("padding") or [[0, 0], [0, 0]])]
-        self.lhs_dil = list(attrs.get("lhs_dilation") or [1, 1])
-        self.rhs_dil = list(attrs.get("rhs_dilation") or [1, 1])
+        self.strides = list(attrs.get("strides") or [1] * self.spatial)
+        self.padding = [list(p) for p in (attrs.get("padding") or [[0, 0]] * self.spatial)]
+        self.lhs_dil = list(attrs.get("lhs_dilation") or [1] * self.spatial)
+        self.rhs_dil = list(attrs.get("rhs_dilation") or [1] * self.spatial)
         self.groups = attrs.get("groups", 1)
         self.row = None  # for f16: the output row being accumulated, in f32
 
@@ -284,40 +292,52 @@ class _Conv:
             return self.k.b.gep(self.row, [channel], inbounds=True), ir.ElemType.F32
         return self.k.element_pointer(self.out, self.k.b.add(orow, channel)), self.elem
 
+    def outer_range(self, stack: contextlib.ExitStack) -> tuple:
+        """Loops over the output pixels: (n, [o1..ok]); the first two dims (n, o1) are the
+        kernel's parallel range."""
+        k, b = self.k, self.k.b
+        out_type = self.core.result.type
+        w_type = self.core.operands[1].type
+        work = dims_product(list(out_type.shape[2:]) + list(w_type.shape[:-1]))
+        begin, end = k.parallel_range(dim_mul(out_type.shape[0], out_type.shape[1]), work)
+        nh = stack.enter_context(counted_loop(b, begin, end, "nh"))
+        n, first = b.sdiv(nh, self.os[1]), b.srem(nh, self.os[1])
+        positions = [first]
+        for axis in range(1, self.spatial):
+            positions.append(stack.enter_context(counted_loop(b, 0, self.os[1 + axis], f"o{axis}")))
+        return n, positions
+
     def emit(self) -> None:
         k, b = self.k, self.k.b
         s = k.scalar
-        N, OH, OW, O = self.os
+        O = self.os[-1]
         groups = const_i64(self.groups)
         out_per_group = k.pro.sdiv(O, groups)
-        in_per_group = self.ws[2]
+        in_per_group = self.ws[-2]
         zero = s.constant(0, self.elem)
         if self.elem is ir.ElemType.F16:  # accumulate in f32 and round once, as the evaluator does
             self.row = k.pro.alloca(F32, size=O)
-        w_type = self.core.operands[1].type
-        out_type = self.core.result.type
-        work = dims_product([out_type.shape[2], out_type.shape[3], w_type.shape[0], w_type.shape[1], w_type.shape[2]])
-        begin, end = k.parallel_range(dim_mul(out_type.shape[0], out_type.shape[1]), work)
-        with counted_loop(b, begin, end, "nh") as nh, counted_loop(b, 0, OW, "ow") as ow:
-            n = b.sdiv(nh, OH)
-            oh = b.srem(nh, OH)
-            orow = b.mul(b.add(b.mul(b.add(b.mul(n, OH), oh), OW), ow), O)
+        with contextlib.ExitStack() as pixels:
+            n, positions = self.outer_range(pixels)
+            orow = b.mul(k.linearize([n] + positions, self.os[:-1]), O)
             with counted_loop(b, 0, O, "z") as o:
                 s.store(zero, *self.slot(orow, o))
-            with counted_loop(b, 0, self.ws[0], "kh") as kh:
-                ih, valid_h = self.input_coordinate(oh, kh, 0)
-                with if_then(b, valid_h, "inh"):
-                    with counted_loop(b, 0, self.ws[1], "kw") as kw:
-                        iw, valid_w = self.input_coordinate(ow, kw, 1)
-                        with if_then(b, valid_w, "inw"):
-                            self.accumulate(n, ih, iw, kh, kw, orow, groups, in_per_group, out_per_group)
+            with contextlib.ExitStack() as window:
+                inputs, taps = [], []
+                for axis in range(self.spatial):
+                    tap = window.enter_context(counted_loop(b, 0, self.ws[axis], f"k{axis}"))
+                    index, valid = self.input_coordinate(positions[axis], tap, axis)
+                    window.enter_context(if_then(b, valid, f"in{axis}"))
+                    inputs.append(index)
+                    taps.append(tap)
+                self.accumulate(n, inputs, taps, orow, groups, in_per_group, out_per_group)
             if self.row is not None:
                 with counted_loop(b, 0, O, "round") as o:
                     s.store(s.load(*self.slot(orow, o)), k.element_pointer(self.out, b.add(orow, o)), self.elem)
             if self.epilogue is not None:
                 elemental, root = self.epilogue
                 with counted_loop(b, 0, O, "e") as o:
-                    index = Index(k, self.os, multi=[n, oh, ow, o], linear=b.add(orow, o))
+                    index = Index(k, self.os, multi=[n] + positions + [o], linear=b.add(orow, o))
                     k.scalar.store(elemental.gen(root, index), k.element_pointer(self.out, b.add(orow, o)),
                                    root.type.elem)
 
@@ -337,13 +357,16 @@ class _Conv:
         valid = b.and_(on_grid, b.and_(b.icmp_signed(">=", dilated, const_i64(0)), b.icmp_signed("<", index, size)))
         return index, valid
 
-    def accumulate(self, n, ih, iw, kh, kw, orow, groups, in_per_group, out_per_group) -> None:
+    def input_offset(self, n, inputs):
+        """The element offset of input pixel (n, i1..ik)'s first channel."""
+        return self.k.b.mul(self.k.linearize([n] + list(inputs), self.xs[:-1]), self.xs[-1])
+
+    def accumulate(self, n, inputs, taps, orow, groups, in_per_group, out_per_group) -> None:
         k, b = self.k, self.k.b
         s = k.scalar
-        C = self.xs[3]
-        O = self.os[3]
-        xrow = b.mul(b.add(b.mul(b.add(b.mul(n, self.xs[1]), ih), self.xs[2]), iw), C)
-        wbase = b.mul(b.add(b.mul(kh, self.ws[1]), kw), b.mul(in_per_group, O))
+        O = self.os[-1]
+        xrow = self.input_offset(n, inputs)
+        wbase = b.mul(k.linearize(list(taps), self.ws[:self.spatial]), b.mul(in_per_group, O))
         with counted_loop(b, 0, groups, "g") as g:
             cbase = b.mul(g, in_per_group)
             obase = b.mul(g, out_per_group)
@@ -360,8 +383,8 @@ class _Conv:
 
 class _Im2colConv(_Conv):
     """f32/f64 convs without feature groups as one GEMM per image: the image's patches
-    are unrolled into rows (im2col, ``[OH*OW, KH*KW*C]`` in a per-call buffer), and the
-    HWIO filter already is the ``[KH*KW*C, O]`` matrix. Images are split across threads."""
+    are unrolled into rows (im2col, ``[O1*..*Ok, K1*..*Kk*C]`` in a per-call buffer), and
+    the filter already is the ``[K1*..*Kk*C, O]`` matrix. Images are split across threads."""
 
     @staticmethod
     def applies(core) -> bool:
@@ -371,14 +394,16 @@ class _Im2colConv(_Conv):
         from .gemm import gemm_function
 
         k, b = self.k, self.k.b
-        N, OH, OW, O = self.os
-        KH, KW, C = self.ws[0], self.ws[1], self.xs[3]
+        O = self.os[-1]
         out_type = self.core.result.type
         w_type = self.core.operands[1].type
-        rows = k.pro.mul(OH, OW)
-        depth = k.pro.mul(k.pro.mul(KH, KW), C)
-        work = dims_product([out_type.shape[1], out_type.shape[2], out_type.shape[3], w_type.shape[0],
-                             w_type.shape[1], w_type.shape[2]])
+        rows = const_i64(1)
+        for d in self.os[1:-1]:
+            rows = k.pro.mul(rows, d)
+        depth = self.xs[-1]
+        for d in self.ws[:self.spatial]:
+            depth = k.pro.mul(depth, d)
+        work = dims_product(list(out_type.shape[1:]) + list(w_type.shape[:-1]))
         begin, end = k.parallel_range(out_type.shape[0], work)
         t = register_type(self.elem)
         malloc = intrinsic(k.module, "malloc", I8P, [I64])
@@ -397,38 +422,40 @@ class _Im2colConv(_Conv):
         b.call(free, [raw])
 
     def unroll_patches(self, patches, n, depth) -> None:
-        """patches[(oh*OW + ow), (kh*KW + kw)*C + c] = x[n, ih, iw, c] or 0 outside."""
+        """patches[linear(o1..ok), linear(k1..kk)*C + c] = x[n, i1..ik, c] or 0 outside."""
         k, b = self.k, self.k.b
-        _, OH, OW, _ = self.os
-        KH, KW, C = self.ws[0], self.ws[1], self.xs[3]
+        C = self.xs[-1]
         zero = ll.Constant(register_type(self.elem), 0.0)
-        with counted_loop(b, 0, OH, "poh") as oh, counted_loop(b, 0, OW, "pow") as ow:
-            row = b.mul(b.add(b.mul(oh, OW), ow), depth)
-            with counted_loop(b, 0, KH, "pkh") as kh:
-                ih, valid_h = self.input_coordinate(oh, kh, 0)
-                with counted_loop(b, 0, KW, "pkw") as kw:
-                    iw, valid_w = self.input_coordinate(ow, kw, 1)
-                    valid = b.and_(valid_h, valid_w)
-                    column = b.mul(b.add(b.mul(kh, KW), kw), C)
-                    target = b.add(row, column)
-                    source = b.mul(b.add(b.mul(b.add(b.mul(n, self.xs[1]), ih), self.xs[2]), iw), C)
-                    with b.if_else(valid) as (inside, outside):
-                        with inside:
-                            with counted_loop(b, 0, C, "pc") as c:
-                                value = b.load(k.element_pointer(self.x, b.add(source, c)))
-                                b.store(value, b.gep(patches, [b.add(target, c)], inbounds=True))
-                        with outside:
-                            with counted_loop(b, 0, C, "pz") as c:
-                                b.store(zero, b.gep(patches, [b.add(target, c)], inbounds=True))
+        with contextlib.ExitStack() as loops:
+            positions = [loops.enter_context(counted_loop(b, 0, self.os[1 + axis], f"po{axis}"))
+                         for axis in range(self.spatial)]
+            row = b.mul(k.linearize(positions, self.os[1:-1]), depth)
+            inputs, taps, valid = [], [], ll.Constant(ll.IntType(1), 1)
+            for axis in range(self.spatial):
+                tap = loops.enter_context(counted_loop(b, 0, self.ws[axis], f"pk{axis}"))
+                index, inside = self.input_coordinate(positions[axis], tap, axis)
+                inputs.append(index)
+                taps.append(tap)
+                valid = b.and_(valid, inside)
+            target = b.add(row, b.mul(k.linearize(taps, self.ws[:self.spatial]), C))
+            source = self.input_offset(n, inputs)
+            with b.if_else(valid) as (inside, outside):
+                with inside:
+                    with counted_loop(b, 0, C, "pc") as c:
+                        value = b.load(k.element_pointer(self.x, b.add(source, c)))
+                        b.store(value, b.gep(patches, [b.add(target, c)], inbounds=True))
+                with outside:
+                    with counted_loop(b, 0, C, "pz") as c:
+                        b.store(zero, b.gep(patches, [b.add(target, c)], inbounds=True))
 
     def apply_epilogue(self, n, rows) -> None:
         k, b = self.k, self.k.b
-        _, OH, OW, O = self.os
+        O = self.os[-1]
         elemental, root = self.epilogue
         with counted_loop(b, 0, rows, "er") as r:
             orow = b.mul(b.add(b.mul(n, rows), r), O)
-            oh, ow = b.sdiv(r, OW), b.srem(r, OW)
+            positions = k.delinearize(r, self.os[1:-1]) if self.spatial > 1 else [r]
             with counted_loop(b, 0, O, "e") as o:
-                index = Index(k, self.os, multi=[n, oh, ow, o], linear=b.add(orow, o))
+                index = Index(k, self.os, multi=[n] + positions + [o], linear=b.add(orow, o))
                 k.scalar.store(elemental.gen(root, index), k.element_pointer(self.out, b.add(orow, o)),
                                root.type.elem)

@@ -14,7 +14,7 @@ per-task window buffer [KH, Wp, C] — KH * Wp * C elements moved for 2 * OW * O
 flops — so the micro-kernel has no bounds checks. No im2col buffer, no packing; the
 epilogue runs on each output row while it is hot in cache; rows are split across threads.
 
-Applies to f32/f64 convs without feature groups or input dilation, with unit width
+Applies to 2-D f32/f64 convs without feature groups or input dilation, with unit width
 dilation, a static output width and output channels a static multiple of the vector
 width (the register blocking depends on those two); the other sizes may be symbolic, as
 the input channels are in a filter gradient, where they are the batch. Other convs use
@@ -51,6 +51,8 @@ def plan(core: ir.Operation, vector_bits: int) -> Optional[ConvPlan]:
     """The register blocking for ``core``, or None when the direct kernel does not apply."""
     x_type, w_type = (v.type for v in core.operands)
     out_type = core.result.type
+    if out_type.rank != 4:  # two spatial dims only
+        return None
     elem = out_type.elem
     if elem not in (ir.ElemType.F32, ir.ElemType.F64) or core.attrs.get("groups", 1) != 1:
         return None

@@ -366,6 +366,7 @@ def _make(op_type: str, inputs: list, structure, attrs=None, kind=None, name=Non
 
 def _normalize(tensors):
     """The components of an element as tensors (TF's ``normalize_element``)."""
+    nest.reject_sparse(tensors, "a dataset element")
     flat = nest.flatten(tensors)
     with name_scope("normalize_element"):
         converted = []

@@ -3,12 +3,14 @@
 
 They build TF's graph: ``ParseExampleV2`` under ``ParseSingleExample/ParseExample/`` (or
 ``ParseExample/``) with its key constants and dense defaults, a host op that parses the
-records with the protos of tfc/protos/example.proto. Only ``FixedLenFeature`` is
-supported; ``VarLenFeature``, ``SparseFeature`` and ``FixedLenSequenceFeature`` (sparse or
-ragged outputs) raise ``NotImplementedError``. Errors are TF's messages ("Feature: x
+records with the protos of tfc/protos/example.proto. ``FixedLenFeature`` gives dense
+tensors, ``VarLenFeature`` a SparseTensor (indices [N, 2] of (record, position) for a
+vector of records, [N, 1] for one; dense shape [records, longest list]);
+``SparseFeature`` and ``FixedLenSequenceFeature`` raise ``NotImplementedError``. Errors are TF's messages ("Feature: x
 (data type: float) is required but could not be found.", "Key: x.  Data types don't
 match..."). Inside a ``Dataset.map`` function, a ``ParseExampleV2`` of one record is
-vectorised into one op parsing the whole chunk.
+vectorised into one op parsing the whole chunk (not one with sparse outputs: tf.data
+elements cannot be SparseTensors in tfc).
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype
 
 
 class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
-    """A variable-length feature (a SparseTensor in TF: not supported by tfc)."""
+    """A variable-length feature: parsed into a SparseTensor."""
 
 
 class FixedLenSequenceFeature(collections.namedtuple(
@@ -52,13 +54,15 @@ def _check_features(features: dict) -> list:
     keys = sorted(features)
     for key in keys:
         feature = features[key]
-        if not isinstance(feature, FixedLenFeature):
-            raise NotImplementedError(f"tfc supports only FixedLenFeature in parse_example; feature '{key}' is a "
-                                      f"{type(feature).__name__} (a sparse or ragged output)")
+        if not isinstance(feature, (FixedLenFeature, VarLenFeature)):
+            raise NotImplementedError(f"tfc supports only FixedLenFeature and VarLenFeature in parse_example; "
+                                      f"feature '{key}' is a {type(feature).__name__}")
         dtype = dtypes.as_dtype(feature.dtype).base_dtype
         if dtype.name not in _KIND:
             raise ValueError(f"Invalid dtype {dtype!r} for feature {key!r}: only tf.float32, tf.int64 and "
                              "tf.string are supported")
+        if isinstance(feature, VarLenFeature):
+            continue
         if TensorShape(feature.shape).ndims is None or not TensorShape(feature.shape).is_fully_defined():
             raise ValueError(f"All dense shapes must be fully defined; key {key!r} has shape {feature.shape}")
     return keys
@@ -75,15 +79,20 @@ def parse_single_example(serialized, features, name=None, example_names=None):
     """A dict of dense tensors of each feature's shape from one serialized Example."""
     keys = _check_features(features)
     with name_scope(name, "ParseSingleExample", [serialized]):
+        serialized = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
         with name_scope(None, "ParseExample", [serialized]):
             return _parse_ops(serialized, features, keys, example_names)
 
 
 def _parse_ops(serialized, features, keys, example_names) -> dict:
     from ..ops.array_ops import reshape
+    from ..sparse_tensor import SparseTensor
 
     graph = get_default_graph()
     serialized = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
+    sparse_keys = [key for key in keys if isinstance(features[key], VarLenFeature)]
+    sparse_types = [dtypes.as_dtype(features[key].dtype).base_dtype for key in sparse_keys]
+    keys = [key for key in keys if not isinstance(features[key], VarLenFeature)]
     types = [dtypes.as_dtype(features[key].dtype).base_dtype for key in keys]
     shapes = [TensorShape(features[key].shape) for key in keys]
     defaults = [None] * len(keys)
@@ -100,14 +109,18 @@ def _parse_ops(serialized, features, keys, example_names) -> dict:
         empty = np.zeros([0], dtype=object)
         names = convert_to_tensor(empty if example_names is None else np.asarray(example_names, dtype=object),
                                   dtype=dtypes.string, name="names")
-        sparse_keys = convert_to_tensor(empty, dtype=dtypes.string, name="sparse_keys")
+        sparse_keys_t = convert_to_tensor(np.array(sparse_keys, dtype=object), dtype=dtypes.string,
+                                          name="sparse_keys")
         dense_keys = convert_to_tensor(np.array(keys, dtype=object), dtype=dtypes.string, name="dense_keys")
         ragged_keys = convert_to_tensor(empty, dtype=dtypes.string, name="ragged_keys")
-        op = graph.create_op("ParseExampleV2", [serialized, names, sparse_keys, dense_keys, ragged_keys] + defaults,
-                             name=scope, attrs={"Tdense": types, "num_sparse": 0, "sparse_types": [],
-                                                "ragged_value_types": [], "ragged_split_types": [],
-                                                "dense_shapes": shapes})
-    return dict(zip(keys, op.outputs))
+        op = graph.create_op("ParseExampleV2", [serialized, names, sparse_keys_t, dense_keys, ragged_keys] + defaults,
+                             name=scope, attrs={"Tdense": types, "num_sparse": len(sparse_keys),
+                                                "sparse_types": sparse_types, "ragged_value_types": [],
+                                                "ragged_split_types": [], "dense_shapes": shapes})
+    n = len(sparse_keys)
+    outputs = list(op.outputs)
+    sparse = [SparseTensor(outputs[i], outputs[n + i], outputs[2 * n + i]) for i in range(n)]
+    return dict(zip(sparse_keys + keys, sparse + outputs[3 * n:]))
 
 
 @register
@@ -116,7 +129,9 @@ class ParseExampleV2(OpType):
 
     inputs = ["serialized: string", "names: string", "sparse_keys: string", "dense_keys: string",
               "ragged_keys: string", "dense_defaults: Tdense"]
-    outputs = ["dense_values: Tdense"]
+    outputs = ["sparse_indices: num_sparse * int64", "sparse_values: sparse_types",
+               "sparse_shapes: num_sparse * int64", "dense_values: Tdense",
+               "ragged_values: ragged_value_types", "ragged_row_splits: ragged_split_types"]
     attrs = {"Tdense": Attr("list(type)"), "num_sparse": Attr("int", 0), "sparse_types": Attr("list(type)", []),
              "ragged_value_types": Attr("list(type)", []), "ragged_split_types": Attr("list(type)", []),
              "dense_shapes": Attr("list(shape)")}
@@ -125,12 +140,15 @@ class ParseExampleV2(OpType):
 
     def infer(op):
         batch = op.inputs[0].shape
+        n = op._attrs["num_sparse"]
+        width = None if batch.ndims is None else batch.ndims + 1
+        sparse = [TensorShape([None, width])] * n + [TensorShape([None])] * n + [TensorShape([width])] * n
         if batch.ndims is None:
-            return [TensorShape(None) for _ in op._attrs["dense_shapes"]]
-        return [batch.concatenate(shape) for shape in op._attrs["dense_shapes"]]
+            return sparse + [TensorShape(None) for _ in op._attrs["dense_shapes"]]
+        return sparse + [batch.concatenate(shape) for shape in op._attrs["dense_shapes"]]
 
     def host(op, serialized, names, sparse_keys, dense_keys, ragged_keys, *defaults):
-        return parse_records(op, serialized, dense_keys, defaults)
+        return parse_sparse_records(op, serialized, sparse_keys) + parse_records(op, serialized, dense_keys, defaults)
 
 
 def parse_records(op, serialized, dense_keys, defaults) -> list:
@@ -194,6 +212,58 @@ def parse_records(op, serialized, dense_keys, defaults) -> list:
             else:
                 outputs[k][index] = np.asarray(values, dtype=outputs[k].dtype).reshape(shapes[k])
     return [out if batch else out[0, ...] for out in outputs]
+
+
+def parse_sparse_records(op, serialized, sparse_keys) -> list:
+    """ParseExampleV2's sparse outputs (indices per key, then values, then dense shapes) for
+    a scalar or a vector of records: each VarLenFeature's values, in record order."""
+    from google.protobuf.message import DecodeError
+
+    from tfc.protos.example_pb2 import Example
+
+    records = np.asarray(serialized, dtype=object)
+    batch = records.ndim > 0
+    flat = records.reshape(-1)
+    keys = [k.decode() if isinstance(k, bytes) else str(k) for k in np.asarray(sparse_keys, dtype=object).reshape(-1)]
+    if not keys:
+        return []
+    types = op._attrs["sparse_types"]
+    indices, values, shapes = [], [], []
+    examples = []
+    for record in flat:
+        try:
+            examples.append(Example.FromString(bytes(record)))
+        except (DecodeError, TypeError):
+            raise errors.InvalidArgumentError(None, op, f"Could not parse example input, value: '{_raw(record)}'") \
+                from None
+    for k, key in enumerate(keys):
+        kind = _KIND[types[k].name]
+        rows, items, longest = [], [], 0
+        for index, example in enumerate(examples):
+            feature_map = example.features.feature
+            feature = feature_map[key] if key in feature_map else None
+            actual = feature.WhichOneof("kind") if feature is not None else None
+            if actual is None:
+                continue
+            if actual != kind:
+                where = f"Name: <unknown>, Key: {key}, Index: {index}." if batch else f"Key: {key}."
+                raise errors.InvalidArgumentError(None, op, f"{where}  Data types don't match. Data type: "
+                                                            f"{_TYPE_TEXT[actual]} but expected type: "
+                                                            f"{_TYPE_TEXT[kind]}")
+            found = list(getattr(feature, actual).value)
+            longest = max(longest, len(found))
+            rows.extend([index, j] if batch else [j] for j in range(len(found)))
+            items.extend(bytes(v) if kind == "bytes_list" else v for v in found)
+        width = 2 if batch else 1
+        indices.append(np.array(rows, dtype=np.int64).reshape(-1, width))
+        if kind == "bytes_list":
+            array = np.empty(len(items), dtype=object)
+            array[:] = items
+        else:
+            array = np.array(items, dtype=types[k].as_numpy_dtype).reshape(-1)
+        values.append(array)
+        shapes.append(np.array([len(flat), longest] if batch else [longest], dtype=np.int64))
+    return indices + values + shapes
 
 
 def _raw(record) -> str:

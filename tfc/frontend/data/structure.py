@@ -109,8 +109,22 @@ def assert_same_structure(a, b) -> None:
                          f"Second structure: {b}")
 
 
+def reject_sparse(value, where: str) -> None:
+    """tfc's tf.data elements are dense tensors: a SparseTensor (or SparseTensorValue) in one
+    is refused, naming where it came from."""
+    from ..sparse_tensor import is_sparse
+
+    if is_sparse(value):
+        raise NotImplementedError(f"tfc's tf.data does not support SparseTensor elements yet ({where} gave "
+                                  f"{value}); convert it with tf.sparse.to_dense first")
+    if is_nested(value):
+        for item in _items(value):
+            reject_sparse(item, where)
+
+
 def normalize_function_result(value):
     """A traced function's result: lists become tuples (TF warns and does the same)."""
+    reject_sparse(value, "a dataset function")
     if isinstance(value, list):
         return tuple(normalize_function_result(v) for v in value)
     if isinstance(value, tuple) and not _is_namedtuple(value):

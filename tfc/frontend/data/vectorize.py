@@ -189,6 +189,8 @@ class _Vectorizer:
         if kind == "ParseExampleV2":
             if any(batched for _, batched in ins[1:]) or op.inputs[0].shape.ndims != 0:
                 raise NotVectorizable(op, "only a single record per element is batched")
+            if op._attrs.get("num_sparse"):
+                raise NotVectorizable(op, "VarLenFeature (sparse) outputs")
             return self._copy(op, tensors)
         raise NotVectorizable(op, "no batching rule for this op type")
 

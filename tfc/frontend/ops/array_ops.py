@@ -750,6 +750,12 @@ class ExpandDims(OpType):
 
     lower = _lower_expand_dims
 
+    def host(op, value, dim):
+        """ExpandDims of strings (tf.strings.split of a scalar) runs on the host."""
+        value = np.asarray(value)
+        axis = int(np.asarray(dim).reshape(-1)[0])
+        return [np.expand_dims(value, axis if axis >= 0 else axis + value.ndim + 1)]
+
     def gradient(op, grad):
         return [_reshape_to_input(op, grad), None]
 

@@ -4,6 +4,16 @@ and ListDiff live with their lowerings, which fold them when the values are know
 numpy (``host_only``). A compiled op that consumes one of them runs in a later stage of
 the step (tfc/runtime/session.py ``_execute_staged``), with the result fed to it: its
 size binds the program's shape symbols like any feed.
+
+The sorted segment reductions (SegmentSum, SegmentMean, SegmentMax, SegmentMin,
+SegmentProd) have ``ids[-1] + 1`` output rows. Where the segment ids are known while
+compiling (constants, or values the compiler folds) they are compiled: each segment's rows
+are gathered into a ``[segments, longest segment]`` table padded with the reduction's
+identity, then reduced. Ids known only at run time make the op run on the host
+(``host_fallback``, like tf.where's indices), in a stage of its own. Their gradients are
+TF's (math_grad.py), and DynamicPartition's is TF's ParallelDynamicStitch of the
+gradients over the partitioned indices (DynamicStitch, in math_ops.py, runs on the host
+when its indices are known only at run time).
 """
 from __future__ import annotations
 
@@ -87,13 +97,25 @@ def _dynamic_partition_host(op, data, partitions):
     return [flat[keys == i] for i in range(count)]
 
 
+def _dynamic_partition_grad(op, *grads):
+    """TF's _DynamicPartitionGrads: the gradients stitched back to the rows they came from."""
+    from .math_ops import array_ops, parallel_dynamic_stitch, reduce_prod
+
+    data, indices = op.inputs
+    prefix_shape = array_ops.shape(indices)
+    original_indices = array_ops.reshape(array_ops.range(reduce_prod(prefix_shape)), prefix_shape)
+    partitioned_indices = dynamic_partition(original_indices, indices, op.get_attr("num_partitions"))
+    reconstructed = parallel_dynamic_stitch(partitioned_indices, list(grads))
+    return [array_ops.reshape(reconstructed, array_ops.shape(data)), None]
+
+
 @register
 class DynamicPartition(OpType):
     inputs = ["data: T", "partitions: int32"]
     outputs = ["outputs: num_partitions * T"]
     attrs = {"num_partitions": Attr("int"), "T": Attr("type")}
     host_only = True
-    not_differentiable = True
+    gradient = _dynamic_partition_grad
 
     def infer(op):
         data, partitions = op._inputs[0].shape, op._inputs[1].shape
@@ -103,6 +125,207 @@ class DynamicPartition(OpType):
         return [shape] * op._attrs["num_partitions"]
 
     host = staticmethod(_dynamic_partition_host)
+
+
+# -- sorted segment reductions -------------------------------------------------------------
+_SEGMENT_OPS = {"SegmentSum": "sum", "SegmentMean": "mean", "SegmentMax": "max", "SegmentMin": "min",
+                "SegmentProd": "prod"}
+_SEGMENT_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint8, dtypes.int16, dtypes.int8,
+                  dtypes.int64, dtypes.bfloat16, dtypes.uint16, dtypes.float16, dtypes.uint32, dtypes.uint64)
+
+
+def _segment_shape(op) -> list:
+    """TF's SegmentReductionShapeFn: [?] + data.shape[1:]."""
+    from . import inference_context as ic
+
+    def shape_fn(c):
+        data = ic.with_rank_at_least(c.input(0), 1)
+        ic.with_rank(c.input(1), 1)
+        return [ic.concatenate([None], ic.subshape(data, 1))]
+
+    return ic.run_shape_fn(op, shape_fn)
+
+
+def _segment_errors(op, ids: np.ndarray, rows: int) -> None:
+    """TF's SegmentReductionOp checks (InvalidArgumentError), in its order."""
+    from ..errors import InvalidArgumentError
+
+    if ids.ndim != 1:
+        raise InvalidArgumentError(None, op, "segment_ids should be a vector.")
+    if ids.shape[0] != rows:
+        raise InvalidArgumentError(None, op, "segment_ids should be the same size as dimension 0 of input.")
+    if ids.size and (ids[-1] + 1 < 0 or ids[0] < 0):
+        raise InvalidArgumentError(None, op, "segment ids must be >= 0")
+    if ids.size > 1 and np.any(ids[1:] < ids[:-1]):
+        raise InvalidArgumentError(None, op, "segment ids are not increasing")
+
+
+def _segment_host(op, data, segment_ids):
+    """The reduction in numpy (ids known only at run time): empty segments are 0 (1 for a
+    product), a mean divides in the data's type."""
+    data, ids = np.asarray(data), np.asarray(segment_ids).astype(np.int64)
+    _segment_errors(op, ids, data.shape[0] if data.ndim else -1)
+    kind = _SEGMENT_OPS[op.type]
+    count = int(ids[-1]) + 1 if ids.size else 0
+    out = np.full((count,) + data.shape[1:], 1 if kind == "prod" else 0, dtype=data.dtype)
+    bounds = np.flatnonzero(np.diff(ids)) + 1
+    for start, stop in zip(np.concatenate([[0], bounds]), np.concatenate([bounds, [ids.size]])):
+        if start == stop:
+            continue
+        rows = data[start:stop]
+        if kind == "mean":
+            total = rows.sum(axis=0, dtype=data.dtype)
+            value = total / np.asarray(stop - start, dtype=data.dtype) if data.dtype.kind in "fc" else \
+                (np.trunc(total / (stop - start))).astype(data.dtype)
+        else:
+            value = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[kind].reduce(
+                rows, axis=0, dtype=data.dtype)
+        out[ids[start]] = value
+    return [out]
+
+
+def _lower_segment(ctx, op, data, segment_ids):
+    """Segment ids known while compiling: the rows of each segment gathered into a
+    [segments, longest] table (padding rows hold the reduction's identity), reduced over
+    the second dim; a mean divides by the (static) counts, empty segments give 0 (1 for a
+    product). Ids known only at run time: ctx.fail, and the op runs on the host."""
+    from tfc.ir.evaluator import highest, lowest
+
+    kind = _SEGMENT_OPS[op.type]
+    known = ctx.static(segment_ids)
+    if known is None:
+        ctx.fail(f"{op.type}'s segment_ids are known only at run time (its output size is ids[-1] + 1)")
+    ids = np.asarray(known).astype(np.int64)
+    rows = data.type.shape[0] if data.type.rank else None
+    if ids.ndim != 1 or data.type.rank < 1 or not isinstance(ctx.canon(rows), int) or ctx.canon(rows) != ids.size:
+        if ids.ndim == 1 and data.type.rank >= 1 and not isinstance(ctx.canon(rows), int):
+            ctx.unify(rows, int(ids.size), (tuple(data.type.shape), ids.shape))
+        else:
+            ctx.fail(f"{op.type}: bad segment_ids for the data (checked on the host)")
+    if ids.size and (ids[0] < 0 or np.any(ids[1:] < ids[:-1])):
+        ctx.fail(f"{op.type}: the segment ids are negative or not sorted (checked on the host)")
+    elem = data.type.elem
+    rest = tuple(ctx.canon(d) for d in data.type.shape[1:])
+    count = int(ids[-1]) + 1 if ids.size else 0
+    sizes = np.bincount(ids, minlength=count) if ids.size else np.zeros(0, np.int64)
+    if count == 0 or ids.size == 0:
+        return ctx.broadcast_in_dim(ctx.scalar(1 if kind == "prod" else 0, elem), (count,) + rest, [])
+    longest = int(sizes.max())
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    offsets = np.arange(longest)
+    picks = np.where(offsets[None, :] < sizes[:, None], starts[:, None] + offsets[None, :], ids.size)
+    np_elem = elem.np_dtype
+    identity = {"sum": 0, "mean": 0, "prod": 1, "max": lowest(np.dtype(np_elem)),
+                "min": highest(np.dtype(np_elem))}[kind]
+    pad_row = ctx.broadcast_in_dim(ctx.scalar(identity, elem), (1,) + rest, [])
+    table = ctx.b.value("concatenate", [data, pad_row], {"dim": 0})
+    gathered = ctx.b.value("gather", [table, ctx.constant(picks.astype(np.int32))], {"axis": 0})
+    reduced = ctx.reduce(gathered, "sum" if kind == "mean" else kind, [1])
+    out_shape = (count,) + rest
+    if kind == "mean":
+        divisor = ctx.constant(np.maximum(sizes, 1).astype(np_elem))
+        return ctx.elementwise("div", reduced, ctx.broadcast_in_dim(divisor, out_shape, [0]))
+    if kind in ("max", "min") and np.any(sizes == 0):
+        empty = ctx.broadcast_in_dim(ctx.constant(sizes == 0), out_shape, [0])
+        zeros = ctx.broadcast_in_dim(ctx.scalar(0, elem), out_shape, [])
+        return ctx.b.value("select", [empty, zeros, reduced])
+    return reduced
+
+
+def _segment_sum_grad(op, grad):
+    """TF's _SegmentSumGrad."""
+    from .math_ops import array_ops
+
+    return array_ops.gather(grad, op.inputs[1]), None
+
+
+def _segment_mean_grad(op, grad):
+    """TF 1.15's _SegmentMeanGrad: the gradient over the segment sizes, gathered back."""
+    from .constant_op import constant
+    from .math_ops import array_ops, divide
+
+    input_rank = array_ops.rank(op.inputs[0])
+    ones_shape = array_ops.concat([array_ops.shape(op.inputs[1]),
+                                   array_ops.fill(array_ops.expand_dims(input_rank - 1, 0), 1)], 0)
+    ones = array_ops.fill(ones_shape, constant(1, dtype=grad.dtype))
+    scaled_grad = divide(grad, segment_sum(ones, op.inputs[1]))
+    return array_ops.gather(scaled_grad, op.inputs[1]), None
+
+
+def _segment_min_or_max_grad(op, grad):
+    """TF's _SegmentMinOrMaxGrad: the gradient shared evenly by the selected elements."""
+    from .math_ops import array_ops, cast, divide, equal
+
+    zeros = array_ops.zeros_like(op.inputs[0], dtype=op.inputs[0].dtype)
+    gathered_outputs = array_ops.gather(op.outputs[0], op.inputs[1])
+    is_selected = equal(op.inputs[0], gathered_outputs)
+    num_selected = segment_sum(cast(is_selected, grad.dtype), op.inputs[1])
+    weighted_grads = divide(grad, num_selected)
+    gathered_grads = array_ops.gather(weighted_grads, op.inputs[1])
+    return array_ops.where(is_selected, gathered_grads, zeros), None
+
+
+def _segment_prod_grad(op, grad):
+    """TF's _SegmentProdGrad: the product of the other elements, with segments holding one
+    zero (its element gets the product of the rest) or more (all zero) handled apart."""
+    from .math_ops import array_ops, cast, equal, greater
+
+    data, segment_ids = op.inputs
+    is_zero = equal(data, 0)
+    num_zeros = segment_sum(cast(is_zero, dtype=dtypes.int32), segment_ids)
+    grad = array_ops.where_v2(greater(num_zeros, 1), array_ops.zeros_like(grad), grad)
+    non_zero_data = array_ops.where_v2(is_zero, array_ops.ones_like(data), data)
+    non_zero_prod = segment_prod(non_zero_data, segment_ids)
+    gathered_prod = array_ops.gather(op.outputs[0], segment_ids)
+    gathered_non_zero_prod = array_ops.gather(non_zero_prod, segment_ids)
+    prod_divided_by_el = gathered_prod / non_zero_data
+    partial_derivative = array_ops.where_v2(is_zero, gathered_non_zero_prod, prod_divided_by_el)
+    gathered_grad = array_ops.gather(grad, segment_ids)
+    return gathered_grad * partial_derivative, None
+
+
+_SEGMENT_GRADS = {"SegmentSum": _segment_sum_grad, "SegmentMean": _segment_mean_grad,
+                  "SegmentMax": _segment_min_or_max_grad, "SegmentMin": _segment_min_or_max_grad,
+                  "SegmentProd": _segment_prod_grad}
+_SEGMENT_ALLOWED = {"SegmentSum": _SEGMENT_TYPES + (dtypes.complex64, dtypes.complex128),
+                    "SegmentMean": _SEGMENT_TYPES + (dtypes.complex64, dtypes.complex128),
+                    "SegmentProd": _SEGMENT_TYPES + (dtypes.complex64, dtypes.complex128),
+                    "SegmentMax": _SEGMENT_TYPES, "SegmentMin": _SEGMENT_TYPES}
+
+for _name in _SEGMENT_OPS:
+    register(type(_name, (OpType,), {
+        "__doc__": f"TF op {_name}: a sorted segment reduction.",
+        "inputs": ["data: T", "segment_ids: Tindices"], "outputs": ["output: T"],
+        "attrs": {"T": Attr("type", allowed=_SEGMENT_ALLOWED[_name]),
+                  "Tindices": Attr("type", allowed=(dtypes.int32, dtypes.int64))},
+        "infer": staticmethod(_segment_shape), "lower": staticmethod(_lower_segment),
+        "host": staticmethod(_segment_host), "host_fallback": True,
+        "gradient": staticmethod(_SEGMENT_GRADS[_name])}))
+
+
+def _segment(op_type, data, segment_ids, name):
+    return apply_op(op_type, [data, segment_ids], name=name).outputs[0]
+
+
+def segment_sum(data, segment_ids, name=None):
+    """tf.math.segment_sum: sums of the rows sharing a (sorted) segment id."""
+    return _segment("SegmentSum", data, segment_ids, name)
+
+
+def segment_mean(data, segment_ids, name=None):
+    return _segment("SegmentMean", data, segment_ids, name)
+
+
+def segment_max(data, segment_ids, name=None):
+    return _segment("SegmentMax", data, segment_ids, name)
+
+
+def segment_min(data, segment_ids, name=None):
+    return _segment("SegmentMin", data, segment_ids, name)
+
+
+def segment_prod(data, segment_ids, name=None):
+    return _segment("SegmentProd", data, segment_ids, name)
 
 
 def unique(x, out_idx=dtypes.int32, name=None):
@@ -152,4 +375,6 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
         return gather(tensor, indices, axis=axis)
 
 
-TF_EXPORTS = ["unique", "unique_with_counts", "dynamic_partition", "boolean_mask"]
+_SEGMENT_EXPORTS = ["segment_max", "segment_mean", "segment_min", "segment_prod", "segment_sum"]
+TF_EXPORTS = ["unique", "unique_with_counts", "dynamic_partition", "boolean_mask"] + _SEGMENT_EXPORTS
+MATH_EXPORTS = list(_SEGMENT_EXPORTS)

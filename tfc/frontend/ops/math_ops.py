@@ -1578,6 +1578,28 @@ def _lower_dynamic_stitch(ctx, op, *inputs):
     return ctx.b.value("gather", [table, ctx.constant(picks)], {"axis": 0})
 
 
+def _dynamic_stitch_host(op, *values):
+    """DynamicStitch with indices known only at run time (a DynamicPartition's, in its
+    gradient): merged[indices[m][i]] = data[m][i], a later index wins, other rows are 0."""
+    from ..errors import InvalidArgumentError
+
+    n = len(values) // 2
+    indices = [np.asarray(v).astype(np.int64) for v in values[:n]]
+    data = [np.asarray(v) for v in values[n:]]
+    for m, (i, d) in enumerate(zip(indices, data)):
+        if d.shape[:i.ndim] != i.shape:
+            raise InvalidArgumentError(None, op, f"data[{m}].shape = {list(d.shape)} does not start with "
+                                                 f"indices[{m}].shape = {list(i.shape)}")
+        if i.size and i.min() < 0:
+            raise InvalidArgumentError(None, op, f"indices[{m}] has a negative index {int(i.min())}")
+    size = max([int(i.max()) + 1 for i in indices if i.size] + [0])
+    slice_shape = data[0].shape[indices[0].ndim:]
+    merged = np.zeros((size,) + slice_shape, dtype=data[0].dtype)
+    for i, d in zip(indices, data):
+        merged[i.reshape(-1)] = d.reshape((-1,) + slice_shape)
+    return [merged]
+
+
 @register
 class DynamicStitch(OpType):
     inputs = ["indices: N * int32", "data: N * T"]
@@ -1588,6 +1610,9 @@ class DynamicStitch(OpType):
         return run_shape_fn(op, _dynamic_stitch_shape)
 
     lower = _lower_dynamic_stitch
+    # indices known only at run time: on the host (a later stage of the step gets the result)
+    host_fallback = True
+    host = staticmethod(_dynamic_stitch_host)
 
     def gradient(op, grad):
         """TF's _DynamicStitchGrads: each data input gathers its rows back."""
@@ -1945,6 +1970,17 @@ def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
 def dynamic_stitch(indices, data, name=None):
     """tf.dynamic_stitch: merged[indices[m][i]] = data[m][i] (a DynamicStitch op)."""
     return _out("DynamicStitch", [list(indices), list(data)], name=name)
+
+
+@register
+class ParallelDynamicStitch(DynamicStitch):
+    """DynamicStitch whose indices do not repeat (TF: which of repeated ones wins is
+    unspecified; here the last, as DynamicStitch)."""
+
+
+def parallel_dynamic_stitch(indices, data, name=None):
+    """data_flow_ops.parallel_dynamic_stitch (DynamicPartition's gradient uses it)."""
+    return _out("ParallelDynamicStitch", [list(indices), list(data)], name=name)
 
 
 def setdiff1d(x, y, index_dtype=dtypes.int32, name=None):

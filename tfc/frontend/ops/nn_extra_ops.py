@@ -221,10 +221,11 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
         return array_ops.squeeze(result, [spatial_start_dim])
 
 
-def _with_space_to_batch(inp, rate, padding, filter_shape, op):
-    """TF 1.15's _WithSpaceToBatch for 2 spatial dims (NHWC) with static shapes: ``op(x,
-    padding)`` directly for rate 1, else SpaceToBatchND (paddings from
-    required_space_to_batch_paddings), ``op(x, 'VALID')``, BatchToSpaceND."""
+def with_space_to_batch_nd(inp, rate, padding, filter_shape, op, data_format=None):
+    """TF's _WithSpaceToBatch for 1 to 3 spatial dims with static shapes: ``op(x, padding)``
+    directly for rate 1, else SpaceToBatchND (paddings from required_space_to_batch_paddings),
+    ``op(x, 'VALID')``, BatchToSpaceND. Channels-first data (``data_format`` 'NC...') keeps
+    a block size of 1 on its channel dim, as TF does."""
     rate_t = convert_to_tensor(rate, dtypes.int32, name="dilation_rate")
     rate_value = constant_value(rate_t)
     if rate_t.shape.ndims != 1:
@@ -232,34 +233,45 @@ def _with_space_to_batch(inp, rate, padding, filter_shape, op):
     if rate_value is None:
         raise NotImplementedError("a dilation rate that is not known while building the graph is not supported")
     rate_value = np.asarray(rate_value).astype(np.int64)
+    spatial = rate_value.size
     if np.any(rate_value < 1):
         raise ValueError("dilation_rate must be positive")
     if np.all(rate_value == 1):
         return op(inp, padding)
     if padding == "SAME":
         filter_value = None if filter_shape is None else \
-            constant_value(filter_shape) if hasattr(filter_shape, "op") else np.asarray(filter_shape)
-        if filter_value is None:
+            constant_value(filter_shape) if hasattr(filter_shape, "op") else \
+            (filter_shape.as_list() if hasattr(filter_shape, "as_list") else np.asarray(filter_shape))
+        if filter_value is None or any(d is None for d in list(filter_value)[:spatial]):
             raise NotImplementedError("a dilated SAME convolution needs a filter shape known while building the graph")
-        spatial = np.asarray(filter_value)[:2].astype(np.int64)
-        dilated = spatial + (spatial - 1) * (rate_value - 1)
-        extra = dilated - 1
+        window = np.asarray(list(filter_value)[:spatial]).astype(np.int64)
+        extra = (window - 1) * rate_value
         base = np.stack([extra // 2, extra - extra // 2], axis=1)
     elif padding == "VALID":
-        base = np.zeros([2, 2], np.int64)
+        base = np.zeros([spatial, 2], np.int64)
     else:
         raise ValueError(f"Invalid padding method {padding!r}")
-    spatial_shape = inp.shape.as_list()[1:3] if inp.shape.ndims is not None else [None, None]
+    first = 2 if data_format is not None and data_format.startswith("NC") else 1
+    spatial_shape = inp.shape.as_list()[first:first + spatial] if inp.shape.ndims is not None else [None] * spatial
     if None in spatial_shape:
         raise NotImplementedError("a dilated convolution needs the input's spatial dims known while building "
                                   "the graph")
     full = np.asarray(spatial_shape, np.int64) + base[:, 0] + base[:, 1]
     pad_end_extra = (rate_value - full % rate_value) % rate_value
-    paddings = np.stack([base[:, 0], base[:, 1] + pad_end_extra], axis=1).astype(np.int32)
-    crops = np.stack([np.zeros_like(pad_end_extra), pad_end_extra], axis=1).astype(np.int32)
-    converted = space_to_batch_nd(inp, rate_value.astype(np.int32), paddings)
+    paddings = np.stack([base[:, 0], base[:, 1] + pad_end_extra], axis=1)
+    crops = np.stack([np.zeros_like(pad_end_extra), pad_end_extra], axis=1)
+    lead = first - 1  # dims between the batch and the first spatial dim (a channel dim): block 1
+    block = np.concatenate([np.ones(lead, np.int64), rate_value]).astype(np.int32)
+    paddings = np.concatenate([np.zeros([lead, 2], np.int64), paddings]).astype(np.int32)
+    crops = np.concatenate([np.zeros([lead, 2], np.int64), crops]).astype(np.int32)
+    converted = space_to_batch_nd(inp, block, paddings)
     result = op(converted, "VALID")
-    return batch_to_space_nd(result, rate_value.astype(np.int32), crops)
+    return batch_to_space_nd(result, block, crops)
+
+
+def _with_space_to_batch(inp, rate, padding, filter_shape, op):
+    """with_space_to_batch_nd for NHWC data (atrous_conv2d, separable_conv2d)."""
+    return with_space_to_batch_nd(inp, rate, padding, filter_shape, op)
 
 
 def atrous_conv2d(value, filters, rate, padding, name=None):

@@ -1,16 +1,20 @@
-"""Neural-net ops and tf.nn: activations, Softmax/LogSoftmax, BiasAdd, Conv2D,
-DepthwiseConv2dNative, MaxPool, AvgPool, the softmax cross entropies, L2Loss, and the
+"""Neural-net ops and tf.nn: activations, Softmax/LogSoftmax, BiasAdd, Conv2D, Conv3D,
+DepthwiseConv2dNative, MaxPool, AvgPool, MaxPool3D, AvgPool3D, the softmax cross
+entropies, L2Loss, tf.nn.convolution (1-D to 3-D), and the
 composite functions of TensorFlow 1.15's nn_ops.py / nn_impl.py (dropout, moments,
 batch_normalization, sigmoid_cross_entropy_with_logits, l2_normalize, xw_plus_b...),
 building the same ops under the same name scopes as TF does.
 
 Gradients are TF 1.15's python/ops/nn_grad.py, with its gradient op types registered
-here (ReluGrad..., BiasAddGrad, Conv2DBackpropInput/Filter lowered to core convs as XLA
-does, the depthwise ones as grouped convs, MaxPoolGrad as select_and_scatter, AvgPoolGrad
-as a pad + reduce_window sum, PreventGradient).
+here (ReluGrad..., BiasAddGrad, Conv2DBackpropInput/Filter and Conv3DBackpropInputV2/
+FilterV2 lowered to core convs as XLA does, the depthwise ones as grouped convs,
+MaxPoolGrad/MaxPool3DGrad as select_and_scatter, AvgPoolGrad/AvgPool3DGrad as a pad +
+reduce_window sum, PreventGradient). The conv lowerings are rank-generic: the core conv
+takes any number of spatial dims, channels last; channels-first data is transposed.
 
 Shape functions follow TF's common_shape_fns.cc (Conv2DShapeWithExplicitPadding,
-MaxPoolShape, AvgPoolShape, BiasAddShape, DepthwiseConv2DNativeShape) with their
+Conv3DShape, MaxPoolShape, AvgPoolShape, Pool3DShape, BiasAddShape,
+DepthwiseConv2DNativeShape) with their
 error texts, e.g. "Negative dimension size caused by subtracting 3 from 2".
 """
 from __future__ import annotations
@@ -230,60 +234,87 @@ def _same_padding(ctx, size, window: int, stride: int, dilation: int = 1) -> lis
     return [needed // 2, needed - needed // 2]
 
 
+def _layout(data_format: str) -> tuple:
+    """(batch, [spatial dims...], channel) positions of a data format: NHWC/NCHW (2
+    spatial dims), NDHWC/NCDHW (3), NWC/NCW (1)."""
+    spatial = len(data_format) - 2
+    if data_format.startswith("NC"):
+        return 0, list(range(2, spatial + 2)), 1
+    return 0, list(range(1, spatial + 1)), spatial + 1
+
+
 def _spatial_pads(ctx, op, x_shape, windows, strides, dilations, data_format) -> list:
-    """[[top, bottom], [left, right]] for a 2-D conv from TF's padding attrs."""
-    _, h, w, _ = _spatial_indices(data_format)
+    """[[low, high]] per spatial dim of a conv from TF's padding attrs."""
+    _, spatial, _ = _layout(data_format)
     padding = op._attrs["padding"]
     if padding == "VALID":
-        return [[0, 0], [0, 0]]
+        return [[0, 0] for _ in spatial]
     if padding == "EXPLICIT":
         explicit = _imported_explicit_paddings(op)
-        return [[explicit[2 * h], explicit[2 * h + 1]], [explicit[2 * w], explicit[2 * w + 1]]]
-    return [_same_padding(ctx, x_shape[h], windows[0], strides[0], dilations[0]),
-            _same_padding(ctx, x_shape[w], windows[1], strides[1], dilations[1])]
+        return [[explicit[2 * d], explicit[2 * d + 1]] for d in spatial]
+    return [_same_padding(ctx, x_shape[d], k, s, r) for d, k, s, r in zip(spatial, windows, strides, dilations)]
 
 
-def _spatial_pair(ctx, op, attr: str, data_format: str) -> list:
-    values = list(op._attrs.get(attr) or [1, 1, 1, 1])
-    n, h, w, c = _spatial_indices(data_format)
-    if len(values) != 4 or values[n] != 1 or values[c] != 1:
+def _spatial_values(ctx, op, attr: str, data_format: str) -> list:
+    """The spatial entries of a per-dim attr (strides, dilations); batch and depth must be 1."""
+    batch, spatial, channel = _layout(data_format)
+    values = list(op._attrs.get(attr) or [1] * (len(spatial) + 2))
+    if len(values) != len(spatial) + 2 or values[batch] != 1 or values[channel] != 1:
         ctx.fail(f"{attr} in the batch and depth dimensions must be 1, got {values}")
-    return [values[h], values[w]]
+    return [values[d] for d in spatial]
 
 
-def _to_nhwc(ctx, x, data_format):
-    return ctx.transpose(x, [0, 2, 3, 1]) if data_format == "NCHW" else x
+def _to_channels_last(ctx, x, data_format):
+    """NC... -> N...C (a transpose; channels-last values pass through)."""
+    if not data_format.startswith("NC"):
+        return x
+    rank = x.type.rank
+    return ctx.transpose(x, [0] + list(range(2, rank)) + [1])
 
 
-def _from_nhwc(ctx, y, data_format):
-    return ctx.transpose(y, [0, 3, 1, 2]) if data_format == "NCHW" else y
+def _from_channels_last(ctx, y, data_format):
+    if not data_format.startswith("NC"):
+        return y
+    rank = y.type.rank
+    return ctx.transpose(y, [0, rank - 1] + list(range(1, rank - 1)))
+
+
+def _in_layout(data_format: str, shape_channels_last) -> list:
+    """A channels-last shape [N, spatial..., C] in ``data_format``'s order."""
+    shape = list(shape_channels_last)
+    return shape if not data_format.startswith("NC") else [shape[0], shape[-1]] + shape[1:-1]
 
 
 def _conv(ctx, op, x, w, groups: int, dilations) -> object:
+    """The core conv of a channels-last or channels-first input and a [K..., C, O] filter."""
     data_format = op._attrs.get("data_format", "NHWC")
-    strides = _spatial_pair(ctx, op, "strides", data_format)
-    pads = _spatial_pads(ctx, op, tuple(x.type.shape), list(w.type.shape[:2]), strides, dilations, data_format)
-    x = _to_nhwc(ctx, x, data_format)
+    spatial = w.type.rank - 2
+    strides = _spatial_values(ctx, op, "strides", data_format)
+    pads = _spatial_pads(ctx, op, tuple(x.type.shape), list(w.type.shape[:spatial]), strides, dilations,
+                         data_format)
+    x = _to_channels_last(ctx, x, data_format)
     attrs = {"strides": strides, "padding": pads}
-    if dilations != [1, 1]:
+    if any(d != 1 for d in dilations):
         attrs["rhs_dilation"] = list(dilations)
     if groups != 1:
         attrs["groups"] = groups
     y = ctx.b.value("conv", [x, w], attrs)
-    return _from_nhwc(ctx, y, data_format)
+    return _from_channels_last(ctx, y, data_format)
 
 
-def _lower_conv2d(ctx, op, x, w):
-    """Core conv (NHWC/HWIO): NCHW through transposes; SAME padding as TF computes it
-    (the odd pad at the end), EXPLICIT from explicit_paddings; dilations -> rhs_dilation."""
+def _lower_conv(ctx, op, x, w):
+    """Conv2D and Conv3D: the core conv (channels last, [K..., C, O] filter); channels-first
+    data through transposes; SAME padding as TF computes it (the odd pad at the end),
+    EXPLICIT from explicit_paddings; dilations -> rhs_dilation."""
     _require_float(ctx, op, x)
     data_format = op._attrs.get("data_format", "NHWC")
-    channel = _spatial_indices(data_format)[3]
-    for d in w.type.shape[:2]:
+    _, _, channel = _layout(data_format)
+    spatial = w.type.rank - 2
+    for d in w.type.shape[:spatial]:
         if not isinstance(d, int):
             ctx.fail("the filter's spatial size must be known at compile time")
-    ctx.unify(x.type.shape[channel], w.type.shape[2], (x.type.shape, w.type.shape))
-    dilations = _spatial_pair(ctx, op, "dilations", data_format)
+    ctx.unify(x.type.shape[channel], w.type.shape[spatial], (x.type.shape, w.type.shape))
+    dilations = _spatial_values(ctx, op, "dilations", data_format)
     return _conv(ctx, op, x, w, 1, dilations)
 
 
@@ -298,7 +329,7 @@ def _lower_depthwise_conv2d(ctx, op, x, w):
     kh, kw, c, m = w.type.shape
     if not all(isinstance(d, int) for d in (kh, kw, c, m)):
         ctx.fail("the depthwise filter's shape must be known at compile time")
-    if _spatial_pair(ctx, op, "dilations", data_format) != [1, 1]:
+    if _spatial_values(ctx, op, "dilations", data_format) != [1, 1]:
         ctx.fail("DepthwiseConv2dNative with dilations other than 1 (TF's kernel does not support them either)")
     flat = ctx.reshape(w, (kh, kw, 1, c * m))
     return _conv(ctx, op, x, flat, c, [1, 1])
@@ -308,14 +339,15 @@ def _pool_geometry(ctx, op, x, shape=None) -> tuple:
     """(window, strides, padding) per dim of the input (of ``shape`` when given, else of
     the value ``x``), in its own layout."""
     ksize, strides = list(op._attrs["ksize"]), list(op._attrs["strides"])
-    if len(ksize) != 4 or len(strides) != 4:
-        ctx.fail("ksize and strides must have 4 values")
     shape = tuple(x.type.shape) if shape is None else tuple(shape)
+    rank = len(shape)
+    if len(ksize) != rank or len(strides) != rank:
+        ctx.fail(f"ksize and strides must have {rank} values")
     if op._attrs["padding"] == "VALID":
-        padding = [[0, 0] for _ in range(4)]
+        padding = [[0, 0] for _ in range(rank)]
     elif op._attrs["padding"] == "EXPLICIT":
         explicit = _imported_explicit_paddings(op)
-        padding = [explicit[2 * i:2 * i + 2] for i in range(4)]
+        padding = [explicit[2 * i:2 * i + 2] for i in range(rank)]
     else:
         padding = [_same_padding(ctx, d, k, s) for d, k, s in zip(shape, ksize, strides)]
     return ksize, strides, padding
@@ -434,13 +466,13 @@ def _lower_bias_add_grad(ctx, op, out_backprop):
     return ctx.reduce(out_backprop, "sum", [d for d in range(rank) if d != channel])
 
 
-def _static_nhwc_shape(ctx, sizes, data_format: str, what: str) -> tuple:
-    """A 4-D shape argument (input_sizes / filter_sizes) as dims, reordered to NHWC."""
+def _static_channels_last_shape(ctx, sizes, data_format: str, what: str) -> tuple:
+    """A shape argument (input_sizes / filter_sizes) as dims, reordered to channels last."""
     dims = [ctx.canon(d) for d in ic.static_dims(ctx, sizes, what)]
-    if len(dims) != 4:
-        ctx.fail(f"{what} must have 4 elements, got {len(dims)}")
-    n, h, w, c = _spatial_indices(data_format)
-    return dims[n], dims[h], dims[w], dims[c]
+    batch, spatial, channel = _layout(data_format)
+    if len(dims) != len(spatial) + 2:
+        ctx.fail(f"{what} must have {len(spatial) + 2} elements, got {len(dims)}")
+    return tuple([dims[batch]] + [dims[d] for d in spatial] + [dims[channel]])
 
 
 def _transposed_pads(ctx, size, out_size, window: int, stride: int, dilation: int, pad_low: int) -> list:
@@ -472,52 +504,59 @@ def _filter_pads(ctx, size, out_size, window: int, stride: int, dilation: int, p
     return [pad_low, high]
 
 
-def _conv_geometry(ctx, op, x_shape_nhwc, kh, kw, dilations_allowed=True) -> tuple:
-    """(strides, dilations, pads) of a conv op for an NHWC input shape."""
+def _conv_geometry(ctx, op, x_shape_channels_last, window, dilations_allowed=True) -> tuple:
+    """(strides, dilations, pads) per spatial dim of a conv op for a channels-last input shape."""
     data_format = op._attrs.get("data_format", "NHWC")
-    strides = _spatial_pair(ctx, op, "strides", data_format)
-    dilations = _spatial_pair(ctx, op, "dilations", data_format) if dilations_allowed else [1, 1]
-    in_layout = _make_shape(data_format, *x_shape_nhwc)
-    pads = _spatial_pads(ctx, op, tuple(in_layout), [kh, kw], strides, dilations, data_format)
+    strides = _spatial_values(ctx, op, "strides", data_format)
+    dilations = _spatial_values(ctx, op, "dilations", data_format) if dilations_allowed else [1] * len(window)
+    in_layout = _in_layout(data_format, x_shape_channels_last)
+    pads = _spatial_pads(ctx, op, tuple(in_layout), list(window), strides, dilations, data_format)
     return strides, dilations, pads
 
 
-def _static_window(ctx, w) -> tuple:
-    kh, kw = w.type.shape[:2]
-    if not (isinstance(kh, int) and isinstance(kw, int)):
+def _static_window(ctx, w) -> list:
+    window = list(w.type.shape[:w.type.rank - 2])
+    if not all(isinstance(k, int) for k in window):
         ctx.fail("the filter's spatial size must be known at compile time")
-    return kh, kw
+    return window
+
+
+def _swap_filter_channels(ctx, w):
+    """[K..., I, O] -> [K..., O, I]."""
+    rank = w.type.rank
+    return ctx.transpose(w, list(range(rank - 2)) + [rank - 1, rank - 2])
 
 
 def _backprop_input(ctx, op, input_sizes, w_transposed, dy, groups: int, dilations_allowed=True):
     """The input gradient: a conv of the stride-dilated (lhs_dilation) output gradient
     with the spatially reversed filter (in/out channels already swapped by the caller)."""
     data_format = op._attrs.get("data_format", "NHWC")
-    x_shape = _static_nhwc_shape(ctx, input_sizes, data_format, "input_sizes")
-    kh, kw = _static_window(ctx, w_transposed)
-    strides, dilations, pads = _conv_geometry(ctx, op, x_shape, kh, kw, dilations_allowed)
-    dy = _to_nhwc(ctx, dy, data_format)
-    out_h, out_w = dy.type.shape[1], dy.type.shape[2]
-    padding = [_transposed_pads(ctx, x_shape[1], out_h, kh, strides[0], dilations[0], pads[0][0]),
-               _transposed_pads(ctx, x_shape[2], out_w, kw, strides[1], dilations[1], pads[1][0])]
-    flipped = ctx.b.value("reverse", [w_transposed], {"dims": [0, 1]})
-    attrs = {"strides": [1, 1], "padding": padding}
-    if strides != [1, 1]:
+    x_shape = _static_channels_last_shape(ctx, input_sizes, data_format, "input_sizes")
+    window = _static_window(ctx, w_transposed)
+    spatial = len(window)
+    strides, dilations, pads = _conv_geometry(ctx, op, x_shape, window, dilations_allowed)
+    dy = _to_channels_last(ctx, dy, data_format)
+    padding = [_transposed_pads(ctx, x_shape[1 + i], dy.type.shape[1 + i], window[i], strides[i], dilations[i],
+                                pads[i][0]) for i in range(spatial)]
+    flipped = ctx.b.value("reverse", [w_transposed], {"dims": list(range(spatial))})
+    attrs = {"strides": [1] * spatial, "padding": padding}
+    if any(s != 1 for s in strides):
         attrs["lhs_dilation"] = list(strides)
-    if dilations != [1, 1]:
+    if any(d != 1 for d in dilations):
         attrs["rhs_dilation"] = list(dilations)
     if groups != 1:
         attrs["groups"] = groups
     dx = ctx.b.value("conv", [dy, flipped], attrs)
-    for axis in (1, 2):
+    for axis in range(1, spatial + 1):
         ctx.unify(dx.type.shape[axis], x_shape[axis], (tuple(dx.type.shape), x_shape))
-    return _from_nhwc(ctx, dx, data_format)
+    return _from_channels_last(ctx, dx, data_format)
 
 
-def _lower_conv2d_backprop_input(ctx, op, input_sizes, w, dy):
-    """XLA's ConvBackpropInput: conv(lhs_dilation = strides) with the reversed HWOI filter."""
+def _lower_conv_backprop_input(ctx, op, input_sizes, w, dy):
+    """XLA's ConvBackpropInput (Conv2DBackpropInput, Conv3DBackpropInputV2):
+    conv(lhs_dilation = strides) with the reversed [K..., O, I] filter."""
     _require_float(ctx, op, w)
-    return _backprop_input(ctx, op, input_sizes, ctx.transpose(w, [0, 1, 3, 2]), dy, 1)
+    return _backprop_input(ctx, op, input_sizes, _swap_filter_channels(ctx, w), dy, 1)
 
 
 def _lower_depthwise_backprop_input(ctx, op, input_sizes, w, dy):
@@ -527,7 +566,7 @@ def _lower_depthwise_backprop_input(ctx, op, input_sizes, w, dy):
     c = w.type.shape[2]
     if not isinstance(c, int):
         ctx.fail("the depthwise filter's shape must be known at compile time")
-    return _backprop_input(ctx, op, input_sizes, ctx.transpose(w, [0, 1, 3, 2]), dy, c, dilations_allowed=False)
+    return _backprop_input(ctx, op, input_sizes, _swap_filter_channels(ctx, w), dy, c, dilations_allowed=False)
 
 
 def _backprop_filter(ctx, op, x, filter_sizes, dy, depthwise: bool):
@@ -535,33 +574,39 @@ def _backprop_filter(ctx, op, x, filter_sizes, dy, depthwise: bool):
     channels (or channel x batch groups for depthwise) play the batch, the batch is
     contracted; window strides are the dilations and the window dilation is the strides."""
     data_format = op._attrs.get("data_format", "NHWC")
-    kh, kw, c_in, c_out = ic.static_dims(ctx, filter_sizes, "filter_sizes")
-    if not all(isinstance(d, int) for d in (kh, kw, c_in, c_out)):
+    sizes = ic.static_dims(ctx, filter_sizes, "filter_sizes")
+    if not all(isinstance(d, int) for d in sizes):
         ctx.fail("the filter's shape must be known at compile time")
-    x = _to_nhwc(ctx, x, data_format)
-    dy = _to_nhwc(ctx, dy, data_format)
-    n, h, w, c = x.type.shape
-    strides, dilations, pads = _conv_geometry(ctx, op, (n, h, w, c), kh, kw, dilations_allowed=not depthwise)
-    out_h, out_w = dy.type.shape[1], dy.type.shape[2]
-    padding = [_filter_pads(ctx, h, out_h, kh, strides[0], dilations[0], pads[0][0]),
-               _filter_pads(ctx, w, out_w, kw, strides[1], dilations[1], pads[1][0])]
+    window, (c_in, c_out) = list(sizes[:-2]), sizes[-2:]
+    spatial = len(window)
+    if x.type.rank != spatial + 2:
+        ctx.fail(f"filter_sizes must have {x.type.rank} elements, got {len(sizes)}")
+    x = _to_channels_last(ctx, x, data_format)
+    dy = _to_channels_last(ctx, dy, data_format)
+    x_shape = tuple(x.type.shape)
+    strides, dilations, pads = _conv_geometry(ctx, op, x_shape, window, dilations_allowed=not depthwise)
+    padding = [_filter_pads(ctx, x_shape[1 + i], dy.type.shape[1 + i], window[i], strides[i], dilations[i],
+                            pads[i][0]) for i in range(spatial)]
     attrs = {"strides": list(dilations), "padding": padding}
-    if strides != [1, 1]:
+    if any(s != 1 for s in strides):
         attrs["rhs_dilation"] = list(strides)
-    window = ctx.transpose(dy, [1, 2, 0, 3])  # [OH, OW, N, O]
+    positions = list(range(1, spatial + 1))
+    window_value = ctx.transpose(dy, positions + [0, spatial + 1])  # [O1.., N, O]
     if depthwise:
         from tfc.ir.dims import dim_mul
 
-        lhs = ctx.reshape(ctx.transpose(x, [1, 2, 3, 0]), (1, h, w, dim_mul(c, n)))  # channels (c, n)
+        n, c = x_shape[0], x_shape[-1]
+        lhs = ctx.reshape(ctx.transpose(x, positions + [spatial + 1, 0]),
+                          (1,) + x_shape[1:-1] + (dim_mul(c, n),))  # channels (c, n)
         attrs["groups"] = c_in
-        grad = ctx.b.value("conv", [lhs, window], attrs)  # [1, KH, KW, C*M]
-        return ctx.reshape(grad, (kh, kw, c_in, c_out))
-    lhs = ctx.transpose(x, [3, 1, 2, 0])  # [C, H, W, N]
-    grad = ctx.b.value("conv", [lhs, window], attrs)  # [C, KH, KW, O]
-    return ctx.transpose(grad, [1, 2, 0, 3])
+        grad = ctx.b.value("conv", [lhs, window_value], attrs)  # [1, K..., C*M]
+        return ctx.reshape(grad, tuple(window) + (c_in, c_out))
+    lhs = ctx.transpose(x, [spatial + 1] + positions + [0])  # [C, S..., N]
+    grad = ctx.b.value("conv", [lhs, window_value], attrs)  # [C, K..., O]
+    return ctx.transpose(grad, positions + [0, spatial + 1])
 
 
-def _lower_conv2d_backprop_filter(ctx, op, x, filter_sizes, dy):
+def _lower_conv_backprop_filter(ctx, op, x, filter_sizes, dy):
     _require_float(ctx, op, x)
     return _backprop_filter(ctx, op, x, filter_sizes, dy, depthwise=False)
 
@@ -585,12 +630,13 @@ def _lower_avg_pool_grad(ctx, op, orig_input_shape, grad):
     transposed amounts, and a stride-1 reduce_window sum."""
     _require_float(ctx, op, grad)
     shape = tuple(ctx.canon(d) for d in ic.static_dims(ctx, orig_input_shape, "orig_input_shape"))
-    if len(shape) != 4:
-        ctx.fail("orig_input_shape must have 4 elements")
+    rank = grad.type.rank
+    if len(shape) != rank:
+        ctx.fail(f"orig_input_shape must have {rank} elements")
     window, strides, padding = _pool_geometry(ctx, op, None, shape)
     scaled = ctx.elementwise("div", grad, _avg_pool_counts(ctx, shape, window, strides, padding, _elem_of(grad)))
     low, high, interior = [], [], []
-    for d, size, k, s, (pad_low, _) in zip(range(4), shape, window, strides, padding):
+    for d, size, k, s, (pad_low, _) in zip(range(rank), shape, window, strides, padding):
         lo, hi = _transposed_pads(ctx, size, scaled.type.shape[d], k, s, 1, pad_low)
         low.append(lo)
         high.append(hi)
@@ -600,8 +646,8 @@ def _lower_avg_pool_grad(ctx, op, orig_input_shape, grad):
                                                                        "interior": interior})
     if all(k == 1 for k in window):
         return scaled
-    return ctx.b.value("reduce_window", [scaled], {"op": "sum", "window": window, "strides": [1, 1, 1, 1],
-                                                   "padding": [[0, 0]] * 4})
+    return ctx.b.value("reduce_window", [scaled], {"op": "sum", "window": window, "strides": [1] * rank,
+                                                   "padding": [[0, 0]] * rank})
 
 
 # -- gradients (tf.gradients; TF 1.15's python/ops/nn_grad.py) ------------------------------
@@ -995,7 +1041,7 @@ class Conv2D(OpType):
         _check_choice(op, "data_format", _DATA_FORMATS)
         return run_shape_fn(op, _conv2d_shape)
 
-    lower = _lower_conv2d
+    lower = _lower_conv
     gradient = _conv2d_grad
 
 
@@ -1095,6 +1141,178 @@ class AvgPool(OpType):
 
     lower = _lower_avg_pool
     gradient = _avg_pool_grad
+
+
+# -- 3-D convolution and pooling (NDHWC / NCDHW) -------------------------------------------
+_DATA_FORMATS_3D = ("NDHWC", "NCDHW")
+_POOL3D_TYPES = (_d.float16, _d.bfloat16, _d.float32)
+
+
+def _conv3d_shape(c) -> list:
+    """TF's Conv3DShape."""
+    data_format = c.attr("data_format")
+    inp = ic.with_rank(c.input(0), 5)
+    flt = ic.with_rank(c.input(1), 5)
+    dilations, strides = c.attr("dilations"), c.attr("strides")
+    if len(dilations) != 5:
+        raise ShapeError(f"Conv3D requires the dilation attribute to contain 5 values, but got: {len(dilations)}")
+    if len(strides) != 5:
+        raise ShapeError(f"Conv3D requires the stride attribute to contain 5 values, but got: {len(strides)}")
+    batch, spatial, channel = _layout(data_format)
+    ic.merge_dim(inp[channel], flt[3])
+    padding = c.attr("padding")
+    sizes = [windowed_output_size(inp[d], flt[i], strides[d], padding, dilations[d]) for i, d in enumerate(spatial)]
+    return [_in_layout(data_format, [inp[batch]] + sizes + [flt[4]])]
+
+
+def _pool3d_shape(c) -> list:
+    """TF's Pool3DShape: the channel dim is not pooled."""
+    data_format = c.attr("data_format")
+    inp = ic.with_rank(c.input(0), 5)
+    strides, ksize = c.attr("strides"), c.attr("ksize")
+    if len(strides) != 5:
+        raise ShapeError(f"Pool3D ops require the stride attribute to contain 5 values, but got: {len(strides)}")
+    if len(ksize) != 5:
+        raise ShapeError(f"Pool3D requires the ksize attribute to contain 5 values, but got: {len(ksize)}")
+    batch, spatial, channel = _layout(data_format)
+    if ksize[batch] != 1 or ksize[channel] != 1 or strides[batch] != 1 or strides[channel] != 1:
+        raise ShapeError("Pooling is not yet supported on the batch or depth dimension.")
+    padding = c.attr("padding")
+    sizes = [windowed_output_size(inp[d], ksize[d], strides[d], padding) for d in spatial]
+    return [_in_layout(data_format, [inp[batch]] + sizes + [inp[channel]])]
+
+
+def _conv3d_attrs() -> dict:
+    return {"T": Attr("type", allowed=NN_FLOAT_TYPES), "strides": Attr("list(int)"), "padding": Attr("string"),
+            "data_format": Attr("string", "NDHWC"), "dilations": Attr("list(int)", [1, 1, 1, 1, 1])}
+
+
+def _checked_3d(infer):
+    """``infer`` after TF's attr checks of the 3-D ops (padding, data_format)."""
+    def checked(op):
+        _check_choice(op, "padding", _PADDINGS)
+        _check_choice(op, "data_format", _DATA_FORMATS_3D)
+        return infer(op)
+
+    return checked
+
+
+def _conv3d_grad(op, grad):
+    """TF's _Conv3DGrad."""
+    attrs = _conv3d_attrs_of(op)
+    shape_0, shape_1 = array_ops.shape_n([op.inputs[0], op.inputs[1]])
+    return [_gen_out("Conv3DBackpropInputV2", [shape_0, op.inputs[1], grad], attrs),
+            _gen_out("Conv3DBackpropFilterV2", [op.inputs[0], shape_1, grad], attrs)]
+
+
+def _conv3d_backprop_input_grad(op, grad):
+    attrs = _conv3d_attrs_of(op)
+    return [None,
+            _gen_out("Conv3DBackpropFilterV2", [grad, array_ops.shape(op.inputs[1]), op.inputs[2]], attrs),
+            _gen_out("Conv3D", [grad, op.inputs[1]], attrs)]
+
+
+def _conv3d_backprop_filter_grad(op, grad):
+    attrs = _conv3d_attrs_of(op)
+    return [_gen_out("Conv3DBackpropInputV2", [array_ops.shape(op.inputs[0]), grad, op.inputs[2]], attrs),
+            None,
+            _gen_out("Conv3D", [op.inputs[0], grad], attrs)]
+
+
+def _conv3d_attrs_of(op) -> dict:
+    return {name: op.get_attr(name) for name in ("dilations", "strides", "padding", "data_format")}
+
+
+@register
+class Conv3D(OpType):
+    inputs = ["input: T", "filter: T"]
+    outputs = ["output: T"]
+    attrs = _conv3d_attrs()
+    infer = _checked_3d(lambda op: run_shape_fn(op, _conv3d_shape))
+    lower = _lower_conv
+    gradient = _conv3d_grad
+
+
+@register
+class Conv3DBackpropInputV2(OpType):
+    inputs = ["input_sizes: Tshape", "filter: T", "out_backprop: T"]
+    outputs = ["output: T"]
+    attrs = {**_conv3d_attrs(), "Tshape": Attr("type", _d.int32, allowed=(_d.int32, _d.int64))}
+    infer = _checked_3d(lambda op: _shape_from_input(0, 5)(op))
+    lower = _lower_conv_backprop_input
+    gradient = _conv3d_backprop_input_grad
+
+
+@register
+class Conv3DBackpropFilterV2(OpType):
+    inputs = ["input: T", "filter_sizes: int32", "out_backprop: T"]
+    outputs = ["output: T"]
+    attrs = _conv3d_attrs()
+    infer = _checked_3d(lambda op: _shape_from_input(1, 5)(op))
+    lower = _lower_conv_backprop_filter
+    gradient = _conv3d_backprop_filter_grad
+
+
+def _pool3d_attrs(allowed) -> dict:
+    return {"ksize": Attr("list(int)"), "strides": Attr("list(int)"), "padding": Attr("string"),
+            "data_format": Attr("string", "NDHWC"), "T": Attr("type", allowed=allowed)}
+
+
+@register
+class MaxPool3D(OpType):
+    inputs = ["input: T"]
+    outputs = ["output: T"]
+    attrs = _pool3d_attrs(_POOL3D_TYPES)
+    infer = _checked_3d(lambda op: run_shape_fn(op, _pool3d_shape))
+    lower = _lower_max_pool
+
+    def gradient(op, grad):
+        """TF's _MaxPool3DGrad."""
+        return _gen_out("MaxPool3DGrad", [op.inputs[0], op.outputs[0], grad], _pool_attrs_of(op))
+
+
+@register
+class AvgPool3D(OpType):
+    inputs = ["input: T"]
+    outputs = ["output: T"]
+    attrs = _pool3d_attrs(NN_FLOAT_TYPES)
+    infer = _checked_3d(lambda op: run_shape_fn(op, _pool3d_shape))
+    lower = _lower_avg_pool
+
+    def gradient(op, grad):
+        """TF's _AvgPool3DGrad."""
+        return _gen_out("AvgPool3DGrad", [array_ops.shape(op.inputs[0]), grad], _pool_attrs_of(op))
+
+
+@register
+class MaxPool3DGrad(OpType):
+    """The gradient of MaxPool3D (its own gradient, MaxPool3DGradGrad, is not implemented)."""
+    inputs = ["orig_input: TInput", "orig_output: TInput", "grad: T"]
+    outputs = ["output: T"]
+    attrs = {**_pool3d_attrs(_POOL3D_TYPES), "T": Attr("type", _d.float32, allowed=_POOL3D_TYPES),
+             "TInput": Attr("type", _d.float32, allowed=_POOL3D_TYPES)}
+    infer = _checked_3d(lambda op: run_shape_fn(op, lambda c: [ic.with_rank(c.input(0), 5)]))
+
+    def lower(ctx, op, orig_input, orig_output, grad):
+        """select_and_scatter in the input's type (TInput), the result in T."""
+        elem = _elem_of(grad)
+        if _elem_of(orig_input) != elem:
+            grad = ctx.convert(grad, _elem_of(orig_input))
+            return ctx.convert(_lower_max_pool_grad(ctx, op, orig_input, orig_output, grad), elem)
+        return _lower_max_pool_grad(ctx, op, orig_input, orig_output, grad)
+
+
+@register
+class AvgPool3DGrad(OpType):
+    inputs = ["orig_input_shape: int32", "grad: T"]
+    outputs = ["output: T"]
+    attrs = _pool3d_attrs(NN_FLOAT_TYPES)
+    infer = _checked_3d(lambda op: _shape_from_input(0, 5)(op))
+    lower = _lower_avg_pool_grad
+
+    def gradient(op, grad):
+        """TF's _AvgPool3DGradGrad."""
+        return (array_ops.stop_gradient(op.inputs[0]), _gen_out("AvgPool3D", [grad], _pool_attrs_of(op)))
 
 
 # -- BiasAdd and the cross entropies ------------------------------------------------------
@@ -1197,10 +1415,10 @@ class BiasAddGrad(OpType):
     gradient = _bias_add_grad_grad
 
 
-def _shape_from_input(index: int):
-    """The output shape is the (rank-4) value of a shape input (input_sizes, filter_sizes...)."""
+def _shape_from_input(index: int, rank: int = 4):
+    """The output shape is the (rank-4 or 5) value of a shape input (input_sizes, filter_sizes...)."""
     def infer(op):
-        return run_shape_fn(op, lambda c: [ic.with_rank(c.shape_from_shape_tensor(index), 4)])
+        return run_shape_fn(op, lambda c: [ic.with_rank(c.shape_from_shape_tensor(index), rank)])
 
     return infer
 
@@ -1227,10 +1445,10 @@ def _register_backprop(type_name, inputs, attrs, shape_index, lower, gradient, p
 
 
 _register_backprop("Conv2DBackpropInput", ["input_sizes: int32", "filter: T", "out_backprop: T"],
-                   _conv_backprop_attrs(), 0, _lower_conv2d_backprop_input, _conv2d_backprop_input_grad,
+                   _conv_backprop_attrs(), 0, _lower_conv_backprop_input, _conv2d_backprop_input_grad,
                    _PADDINGS + ("EXPLICIT",))
 _register_backprop("Conv2DBackpropFilter", ["input: T", "filter_sizes: int32", "out_backprop: T"],
-                   _conv_backprop_attrs(), 1, _lower_conv2d_backprop_filter, _conv2d_backprop_filter_grad,
+                   _conv_backprop_attrs(), 1, _lower_conv_backprop_filter, _conv2d_backprop_filter_grad,
                    _PADDINGS + ("EXPLICIT",))
 _register_backprop("DepthwiseConv2dNativeBackpropInput", ["input_sizes: int32", "filter: T", "out_backprop: T"],
                    _depthwise_backprop_attrs(), 0, _lower_depthwise_backprop_input, _depthwise_backprop_input_grad,
@@ -1486,6 +1704,85 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None, p
         return _out("Conv2DBackpropInput", [output_shape, filter, value], attrs, name=scope)
 
 
+def conv3d(input, filter=None, strides=None, padding=None, data_format="NDHWC",  # noqa: A002
+           dilations=(1, 1, 1, 1, 1), name=None, filters=None):
+    """tf.nn.conv3d (TF1): a Conv3D op; strides and dilations have 5 values."""
+    filter = math_ops.deprecated_argument_lookup("filters", filters, "filter", filter)
+    attrs = {"strides": strides, "padding": padding, "data_format": data_format or "NDHWC",
+             "dilations": list(dilations)}
+    return _out("Conv3D", [input, filter], attrs, name=name)
+
+
+def conv3d_backprop_filter_v2(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
+                              data_format="NDHWC", dilations=(1, 1, 1, 1, 1), name=None):
+    """tf.nn.conv3d_backprop_filter_v2: the gradient of conv3d in its filter."""
+    attrs = {"strides": strides, "padding": padding, "data_format": data_format, "dilations": list(dilations)}
+    return _out("Conv3DBackpropFilterV2", [input, filter_sizes, out_backprop], attrs, name=name)
+
+
+def conv3d_transpose(value=None, filter=None, output_shape=None, strides=None, padding="SAME",  # noqa: A002
+                     data_format="NDHWC", name=None, input=None, filters=None, dilations=None):
+    """tf.nn.conv3d_transpose (TF1): a Conv3DBackpropInputV2 named 'conv3d_transpose'."""
+    value = math_ops.deprecated_argument_lookup("input", input, "value", value)
+    filter = math_ops.deprecated_argument_lookup("filters", filters, "filter", filter)
+    with name_scope(name, "conv3d_transpose", [value, filter, output_shape]) as scope:
+        if data_format is None:
+            data_format = "NDHWC"
+        channel_index = 1 if data_format.startswith("NC") else 4
+        strides = _get_sequence(strides, 3, channel_index, "strides")
+        dilations = _get_sequence(dilations, 3, channel_index, "dilations")
+        attrs = {"strides": strides, "padding": padding, "data_format": data_format, "dilations": dilations}
+        return _out("Conv3DBackpropInputV2", [output_shape, filter, value], attrs, name=scope)
+
+
+_CHANNELS_LAST_FORMATS = ("NWC", "NHC", "NHWC", "NWHC", "NDHWC", "NDWHC", "NHDWC", "NHWDC", "NWDHC", "NWHDC")
+
+
+def convolution(input, filter=None, padding=None, strides=None, dilation_rate=None, name=None,  # noqa: A002
+                data_format=None, filters=None, dilations=None):
+    """tf.nn.convolution (TF's convolution_internal): conv1d, Conv2D or Conv3D named after
+    the 'convolution' scope; a dilation rate above 1 wraps the undilated conv in
+    SpaceToBatchND / BatchToSpaceND, as TF's _WithSpaceToBatch does."""
+    from .nn_extra_ops import conv1d, with_space_to_batch_nd
+
+    filter = math_ops.deprecated_argument_lookup("filters", filters, "filter", filter)
+    dilation_rate = math_ops.deprecated_argument_lookup("dilations", dilations, "dilation_rate", dilation_rate)
+    filter = convert_to_tensor(filter, name="filters") if not isinstance(filter, Tensor) else filter
+    input = convert_to_tensor(input, name="input") if not isinstance(input, Tensor) else input  # noqa: A001
+    if filter.shape.ndims:
+        spatial = filter.shape.ndims - 2
+    elif input.shape.ndims:
+        spatial = input.shape.ndims - 2
+    else:
+        raise ValueError("When `num_spatial_dims` is not set, one of `input.shape.rank` or `filters.shape.rank` "
+                         f"must be known. Received: input.shape={input.shape} and filters.shape={filter.shape}")
+    if spatial not in (1, 2, 3):
+        raise ValueError(f"`num_spatial_dims` must be 1, 2, or 3. Received: num_spatial_dims={spatial}.")
+    channels_last = data_format is None or data_format in _CHANNELS_LAST_FORMATS
+    channel_index = spatial + 1 if channels_last else 1
+    dilations = _get_sequence(dilation_rate, spatial, channel_index, "dilations")
+    strides = _get_sequence(strides, spatial, channel_index, "strides")
+    spatial_slice = slice(1, -1) if channels_last else slice(2, None)
+
+    def build(x, pad, rates, scope):
+        if spatial == 1:
+            return conv1d(x, filter, strides, pad, data_format=data_format, dilations=rates, name=scope)
+        attrs = {"strides": strides, "padding": pad, "dilations": rates}
+        if data_format is not None:
+            attrs["data_format"] = data_format
+        return _out("Conv2D" if spatial == 2 else "Conv3D", [x, filter], attrs, name=scope)
+
+    with name_scope(name, "convolution", [input, filter]) as scope:
+        if all(d == 1 for d in dilations):
+            return build(input, padding, dilations, scope)
+        if any(s != 1 for s in strides[spatial_slice]):
+            raise ValueError(f"`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: "
+                             f"strides={strides[spatial_slice]} and dilation_rate={dilations[spatial_slice]}")
+        ones = [1] * (spatial + 2)
+        return with_space_to_batch_nd(input, dilations[spatial_slice], padding, filter.shape,
+                                      lambda x, pad: build(x, pad, ones, scope), data_format=data_format)
+
+
 def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
                                            data_format="NHWC", dilations=(1, 1, 1, 1), name=None):
     attrs = {"strides": strides, "padding": padding, "data_format": data_format, "dilations": dilations}
@@ -1525,13 +1822,13 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None, data
         return depthwise_conv2d_native(input, filter, strides, padding, data_format, name=scope)
 
 
-def _pool(op_type, default_name, value, ksize, strides, padding, data_format, name):
+def _pool(op_type, default_name, value, ksize, strides, padding, data_format, name, spatial=2):
     with name_scope(name, default_name, [value]) as scope:
         if data_format is None:
-            data_format = "NHWC"
-        channel_index = 1 if data_format.startswith("NC") else 3
-        ksize = _get_sequence(ksize, 2, channel_index, "ksize")
-        strides = _get_sequence(strides, 2, channel_index, "strides")
+            data_format = "NHWC" if spatial == 2 else "NDHWC"
+        channel_index = 1 if data_format.startswith("NC") else spatial + 1
+        ksize = _get_sequence(ksize, spatial, channel_index, "ksize")
+        strides = _get_sequence(strides, spatial, channel_index, "strides")
         attrs = {"ksize": ksize, "strides": strides, "padding": padding, "data_format": data_format}
         return _out(op_type, [value], attrs, name=scope)
 
@@ -1544,6 +1841,16 @@ def max_pool(value, ksize, strides, padding, data_format="NHWC", name=None, inpu
 def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None, input=None):  # noqa: A002
     value = math_ops.deprecated_argument_lookup("input", input, "value", value)
     return _pool("AvgPool", "AvgPool", value, ksize, strides, padding, data_format, name)
+
+
+def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    """tf.nn.max_pool3d: a MaxPool3D op (ksize/strides: an int, 3 or 5 values)."""
+    return _pool("MaxPool3D", "MaxPool3D", input, ksize, strides, padding, data_format, name, spatial=3)
+
+
+def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    """tf.nn.avg_pool3d: an AvgPool3D op (ksize/strides: an int, 3 or 5 values)."""
+    return _pool("AvgPool3D", "AvgPool3D", input, ksize, strides, padding, data_format, name, spatial=3)
 
 
 # -- functions: dropout ---------------------------------------------------------------------
@@ -1772,8 +2079,10 @@ def relu_layer(x, weights, biases, name=None):
 
 
 NN_EXPORTS = [
-    "avg_pool", "batch_normalization", "bias_add", "conv2d", "conv2d_backprop_filter", "conv2d_backprop_input",
-    "conv2d_transpose", "depthwise_conv2d", "depthwise_conv2d_native", "depthwise_conv2d_native_backprop_filter",
+    "avg_pool", "avg_pool3d", "batch_normalization", "bias_add", "conv2d", "conv2d_backprop_filter",
+    "conv2d_backprop_input", "conv2d_transpose", "conv3d", "conv3d_backprop_filter_v2", "conv3d_transpose",
+    "convolution", "max_pool3d", "depthwise_conv2d", "depthwise_conv2d_native",
+    "depthwise_conv2d_native_backprop_filter",
     "depthwise_conv2d_native_backprop_input",
     "dropout", "elu", "l2_loss", "l2_normalize", "leaky_relu", "log_softmax", "max_pool", "moments", "relu",
     "relu6", "relu_layer", "selu", "sigmoid", "sigmoid_cross_entropy_with_logits", "softmax",

@@ -18,6 +18,7 @@ from .optimizers import (AdagradOptimizer, AdamOptimizer, GradientDescentOptimiz
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
                             global_step)
 from . import basic_session_run_hooks, coordinator, monitored_session, session_manager, session_run_hook, supervisor
+from . import input, queue_runner, sync_replicas_optimizer  # noqa: A004 - TF's module name
 
 # The training-session utilities: coordinator, hooks, MonitoredSession, SessionManager, Supervisor.
 _SESSION_EXPORTS = {
@@ -72,6 +73,9 @@ EXPORTS = {
     "cosine_decay_restarts": cosine_decay_restarts,
     "linear_cosine_decay": linear_cosine_decay,
     **_SESSION_EXPORTS,
+    **queue_runner.EXPORTS,  # QueueRunner, add_queue_runner, start_queue_runners, tf.train.queue_runner
+    **input.EXPORTS,  # tf.train.batch, shuffle_batch, string_input_producer...
+    **sync_replicas_optimizer.EXPORTS,
 }
 
 __all__ = list(EXPORTS) + ["learning_rate_decay", "training_ops", "training_util", "EXPORTS"]
