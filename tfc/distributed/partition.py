@@ -41,7 +41,7 @@ from tfc.protos.graph_pb2 import GraphDef
 
 from .placer import SWITCH_OPS as _SWITCH, ENTER_OPS as _ENTER, inside_control_flow
 from .rendezvous import make_key
-from .transfers import Transfer, emit as emit_transfers
+from .transfers import Transfer, emit as emit_transfers, int64 as _int64, set_shape as _set_shape
 
 # Ops whose value a local step compiles as a constant (the session answers them): received
 # from another task, they stay constants of the receiving program (tfc/distributed/stages.py).
@@ -217,7 +217,7 @@ def build(graph, ops, placement: dict, fetches: list, feeds: list, devices: dict
     for transfer_ in pending:
         if (transfer_.src, transfer_.needs) in writing_stages and _reads_variable(transfer_.source_op):
             transfer_.alone = True
-    emit_transfers(pending, part, new_name, devices, next_edge_id, _set_shape, _int64)
+    emit_transfers(pending, part, new_name, devices, next_edge_id)
     for position, tensor in enumerate(fetches):
         if tensor is None:
             continue
@@ -256,18 +256,6 @@ def _writes_state(op) -> bool:
             (kind.startswith("Assign") and kind.endswith("VariableOp")):
         return True
     return bool(ref_input_positions(op))
-
-
-def _set_shape(recv, shape) -> None:
-    """The static shape of what a _Recv receives, as ``_output_shapes`` (TF's attr for it):
-    the receiving task compiles with it, as a local step knows it."""
-    if shape is not None and shape.dims is not None:
-        recv.attr["_output_shapes"].list.shape.add().CopyFrom(shape.as_proto())
-
-
-def _int64(value: int) -> int:
-    value = int(value) & 0xFFFFFFFFFFFFFFFF
-    return value - (1 << 64) if value >= (1 << 63) else value
 
 
 def _task_text(task) -> str:

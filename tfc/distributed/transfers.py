@@ -60,7 +60,7 @@ class Transfer:
         return (self.src, self.dst, self.dtype, self.needs)
 
 
-def emit(transfers: list, part, new_name, devices: dict, next_edge_id, set_shape, int64) -> None:
+def emit(transfers: list, part, new_name, devices: dict, next_edge_id) -> None:
     """Add the nodes of ``transfers`` to the partitions: ``part(task)`` gives a task's
     PartitionGraph, ``new_name(prefix)`` a fresh node name, ``next_edge_id()`` the next
     edge number (TF's ``edge_<id>_<source>`` tensor names)."""
@@ -76,14 +76,13 @@ def emit(transfers: list, part, new_name, devices: dict, next_edge_id, set_shape
     for group in pairs:
         if len(group) == 1:
             only = group[0]
-            _pair(only, only.input_text, only.recv_name, only.shape, part, new_name, devices, next_edge_id,
-                  set_shape, int64)
+            _pair(only, only.input_text, only.recv_name, only.shape, part, new_name, devices, next_edge_id)
         else:
-            _packed(group, part, new_name, devices, next_edge_id, set_shape, int64)
+            _packed(group, part, new_name, devices, next_edge_id)
 
 
-def _pair(transfer: Transfer, input_text: str, recv_name: str, shape, part, new_name, devices, next_edge_id,
-          set_shape, int64) -> None:
+def _pair(transfer: Transfer, input_text: str, recv_name: str, shape, part, new_name, devices,
+          next_edge_id) -> None:
     src_device, src_incarnation = devices[transfer.src]
     dst_device = devices[transfer.dst][0]
     tensor_name = f"edge_{next_edge_id()}_{transfer.source_name}"
@@ -117,7 +116,7 @@ def _int32_const(graph_def, name: str, device: str, values, vector: bool = True)
     return node
 
 
-def _packed(group: list, part, new_name, devices: dict, next_edge_id, set_shape, int64) -> None:
+def _packed(group: list, part, new_name, devices: dict, next_edge_id) -> None:
     from tfc.frontend.tensor_shape import TensorShape
 
     first = group[0]
@@ -143,8 +142,7 @@ def _packed(group: list, part, new_name, devices: dict, next_edge_id, set_shape,
     concat.attr["Tidx"].type = _DT_INT32
     sizes = [t.shape.num_elements() for t in group]
     received = f"{prefix}/recv"
-    _pair(first, concat.name, received, TensorShape([sum(sizes)]), part, new_name, devices, next_edge_id, set_shape,
-          int64)
+    _pair(first, concat.name, received, TensorShape([sum(sizes)]), part, new_name, devices, next_edge_id)
     split_sizes = _int32_const(receiver, f"{prefix}/sizes", dst_device, sizes)
     split_axis = _int32_const(receiver, f"{prefix}/split_axis", dst_device, 0, vector=False)
     split = receiver.node.add(name=f"{prefix}/split", op="SplitV", device=dst_device)
@@ -159,3 +157,15 @@ def _packed(group: list, part, new_name, devices: dict, next_edge_id, set_shape,
         piece.input.extend([split.name if i == 0 else f"{split.name}:{i}", shape.name])
         piece.attr["T"].type = dtype
         piece.attr["Tshape"].type = _DT_INT32
+
+
+def set_shape(recv, shape) -> None:
+    """The static shape of what a _Recv receives, as ``_output_shapes`` (TF's attr for it):
+    the receiving task compiles with it, as a local step knows it."""
+    if shape is not None and shape.dims is not None:
+        recv.attr["_output_shapes"].list.shape.add().CopyFrom(shape.as_proto())
+
+
+def int64(value: int) -> int:
+    value = int(value) & 0xFFFFFFFFFFFFFFFF
+    return value - (1 << 64) if value >= (1 << 63) else value
