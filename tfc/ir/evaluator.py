@@ -505,6 +505,24 @@ def _eval_scatter_add(op, xs, ctx):
     return out.astype(operand.dtype)
 
 
+# -- scans ----------------------------------------------------------------------------------
+def _eval_compact(op, xs, ctx):
+    (x,) = xs
+    positions = np.flatnonzero(x != 0)
+    out = np.full(x.shape, -1, dtype=np.int64)
+    out[:positions.size] = positions
+    return out
+
+
+def _eval_first_occurrence(op, xs, ctx):
+    (x,) = xs
+    if x.size == 0:
+        return np.zeros(x.shape, dtype=np.int64)
+    kwargs = {"equal_nan": False} if x.dtype.kind == "f" else {}
+    _, first, inverse = np.unique(x, return_index=True, return_inverse=True, **kwargs)
+    return first[inverse.reshape(-1)].astype(np.int64)
+
+
 # -- run-time checks -------------------------------------------------------------------------
 def _eval_check(op, xs, ctx):
     if op.attrs["kind"] == "assert":
@@ -819,6 +837,7 @@ _HANDLERS: dict[str, Callable] = {
     "broadcast": _eval_broadcast, "reshape": _eval_reshape, "transpose": _eval_transpose,
     "slice": _eval_slice, "dynamic_slice": _eval_dynamic_slice, "concatenate": _eval_concatenate,
     "pad": _eval_pad, "reverse": _eval_reverse, "gather": _eval_gather, "scatter_add": _eval_scatter_add,
+    "compact": _eval_compact, "first_occurrence": _eval_first_occurrence,
     "reduce": _eval_reduce, "argmax": _arg_reduce(np.argmax), "argmin": _arg_reduce(np.argmin),
     "dot": _eval_dot, "conv": _eval_conv, "reduce_window": _eval_reduce_window,
     "select_and_scatter": _eval_select_and_scatter, "rng": _eval_rng, "read": _eval_read,

@@ -416,6 +416,28 @@ def _infer_scatter_add(types, attrs):
 _register(OpInfo("scatter_add", 3, attrs={"axis": INT}, infer=_infer_scatter_add, category="scatter"))
 
 
+# -- scans: ops whose result at one position depends on the elements before it ------------
+# ``compact %x : T[n] -> i64[n]``: the positions of x's nonzero elements in increasing
+# order, then -1 for the rest (the count is a reduce of ``x != 0``). With it a program
+# computes an op whose output size depends on the values (tf.where's indices, a
+# boolean_mask, a dynamic_partition) into a buffer of the bound n, and reports the count.
+# ``first_occurrence %x : T[n] -> i64[n]``: for each i, the smallest j with x[j] == x[i]
+# (by value: -0.0 equals 0.0; NaN equals nothing, so each NaN is its own first occurrence),
+# as tf.unique's hash map sees values.
+def _infer_scan(name):
+    def infer(types, attrs):
+        t = _tensor(types[0], name)
+        if t.rank != 1:
+            raise IRTypeError(f"{name} takes a vector, got {t}")
+        return [TensorType(ElemType.I64, tuple(t.shape))]
+
+    return infer
+
+
+_register(OpInfo("compact", 1, infer=_infer_scan("compact"), category="scan"))
+_register(OpInfo("first_occurrence", 1, infer=_infer_scan("first_occurrence"), category="scan"))
+
+
 # -- reductions ----------------------------------------------------------------------------
 REDUCE_KINDS = ("sum", "prod", "max", "min", "and", "or")
 

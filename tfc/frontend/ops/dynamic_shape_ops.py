@@ -1,9 +1,11 @@
 """Ops whose output shapes depend on the values: Unique, UniqueWithCounts,
 DynamicPartition, and tf.boolean_mask (Where + Gather, as TF's python builds it; Where
-and ListDiff live with their lowerings, which fold them when the values are known). After TF 1.15's OpDefs and shape functions; computed on the host with
-numpy (``host_only``). A compiled op that consumes one of them runs in a later stage of
-the step (tfc/runtime/session.py ``_execute_staged``), with the result fed to it: its
-size binds the program's shape symbols like any feed.
+and ListDiff live with their lowerings, which fold them when the values are known). After
+TF 1.15's OpDefs and shape functions. They run between the step's compiled stages
+(``host_only``), each on a compiled kernel whose outputs are sized by a bound and trimmed
+to the count it reports (bounded_kernels.py); a compiled op that consumes one of them
+runs in a later stage of the step (tfc/runtime/session.py ``_execute_staged``), with the
+result fed to it: its size binds the program's shape symbols like any feed.
 
 The sorted segment reductions (SegmentSum, SegmentMean, SegmentMax, SegmentMin,
 SegmentProd) have ``ids[-1] + 1`` output rows. Where the segment ids are known while
@@ -24,6 +26,8 @@ from ..graph import name_scope
 from ..op_helper import apply_op
 from ..registry import Attr, OpType, register
 from ..tensor_shape import TensorShape, unknown_shape
+from . import bounded_kernels
+from .bounded_kernels import compilable
 
 
 def _first_occurrence_unique(x: np.ndarray) -> tuple:
@@ -41,7 +45,10 @@ def _unique_host(op, x):
         from ..errors import InvalidArgumentError
 
         raise InvalidArgumentError(None, op, "unique expects a 1D vector.")
-    values, idx, counts = _first_occurrence_unique(x)
+    if compilable(x.dtype):
+        values, idx, counts = bounded_kernels.unique(x)
+    else:  # strings
+        values, idx, counts = _first_occurrence_unique(x)
     out_idx = op._attrs["out_idx"].as_numpy_dtype
     outputs = [values.astype(x.dtype), idx.astype(out_idx)]
     if op.type == "UniqueWithCounts":
@@ -85,16 +92,19 @@ def _dynamic_partition_host(op, data, partitions):
     if data.shape[:partitions.ndim] != partitions.shape:
         raise InvalidArgumentError(None, op, f"data.shape must start with partitions.shape, got data.shape = "
                                              f"{list(data.shape)}, partitions.shape = {list(partitions.shape)}")
-    bad = np.flatnonzero((partitions < 0) | (partitions >= count))
+    if compilable(data.dtype):
+        parts, placed = bounded_kernels.dynamic_partition(data, partitions, count)
+        if placed == partitions.size:
+            return parts
+    flat = data.reshape((-1,) + data.shape[partitions.ndim:])
+    keys = partitions.reshape(-1)
+    bad = np.flatnonzero((keys < 0) | (keys >= count))
     if bad.size:
         from tfc.program_errors import slice_debug_string
 
         where = slice_debug_string(list(partitions.shape), int(bad[0]))
-        raise InvalidArgumentError(None, op, f"partitions{where} = {partitions.reshape(-1)[bad[0]]} is not in "
-                                             f"[0, {count})")
-    flat = data.reshape((-1,) + data.shape[partitions.ndim:])
-    keys = partitions.reshape(-1)
-    return [flat[keys == i] for i in range(count)]
+        raise InvalidArgumentError(None, op, f"partitions{where} = {keys[bad[0]]} is not in [0, {count})")
+    return [flat[keys == i] for i in range(count)]  # strings
 
 
 def _dynamic_partition_grad(op, *grads):

@@ -1660,9 +1660,15 @@ class ListDiff(OpType):
     host_fallback = True  # values known only at run time: on the host (tfc/runtime/host.py)
 
     def host(op, x, y):
+        from .bounded_kernels import compilable, setdiff1d
+
         x, y = np.asarray(x), np.asarray(y)
-        keep = ~np.isin(x, y)
-        return [x[keep], np.flatnonzero(keep).astype(op._attrs["out_idx"].as_numpy_dtype)]
+        out_idx = op._attrs["out_idx"].as_numpy_dtype
+        if compilable(x.dtype):
+            values, positions = setdiff1d(x, y)
+            return [values, positions.astype(out_idx)]
+        keep = ~np.isin(x, y)  # strings
+        return [x[keep], np.flatnonzero(keep).astype(out_idx)]
 
 
 def _lower_cumprod(ctx, op, x, axis):

@@ -557,7 +557,11 @@ class Where(OpType):
     host_fallback = True
 
     def host(op, condition):
+        from .bounded_kernels import compilable, where_indices
+
         condition = np.asarray(condition)
+        if compilable(condition.dtype):
+            return [where_indices(condition)]
         return [np.argwhere(condition != 0).astype(np.int64).reshape(-1, condition.ndim)]
 
 
