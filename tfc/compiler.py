@@ -234,7 +234,7 @@ def _compile_module(module, dump, constraints, source_ops, op_names, native, pro
                                     sorted(code.unit_seconds, key=lambda row: -row[1])[:10]]
     names = op_names or [_op_label(op) for op in program.indexed_ops]
     executable = Executable(function, code, program.symbols, arena_bytes(function), names, constraints,
-                            source_ops)
+                            source_ops, host_calls=program.host_calls)
     if profile:
         executable.enable_profile(program.profile_kernels, [_op_summary(program.indexed_ops[i]) for _, i in
                                                             program.profile_kernels])

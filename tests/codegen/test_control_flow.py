@@ -159,10 +159,10 @@ def test_an_assign_inside_a_branch_happens_only_when_it_is_taken():
     result = compile_module(ir.parse(text))
     variable = np.array([1, 2, 3], np.float32)
     x = np.array([10, 20, 30], np.float32)
-    out = result.executable.run([np.bool_(False), variable, x])[0]
+    out = result.executable.run([np.array(False), variable, x])[0]
     np.testing.assert_array_equal(out, [1, 2, 3])
     np.testing.assert_array_equal(variable, [1, 2, 3])
-    out = result.executable.run([np.bool_(True), variable, x])[0]
+    out = result.executable.run([np.array(True), variable, x])[0]
     np.testing.assert_array_equal(out, [11, 22, 33])
     np.testing.assert_array_equal(variable, [11, 22, 33])
 

@@ -74,11 +74,25 @@ def test_print_is_compiled_as_an_identity_with_a_gradient(capsys):
     assert capsys.readouterr().err == "x=[2 2][[1 2][3...]...]\n"
 
 
-def test_print_in_a_cond_is_refused_by_name():
+def test_print_in_a_cond_prints_when_taken(capsys):
     x = tf.placeholder(tf.float32, [])
     y = tf.cond(x > 0, lambda: tf.Print(x, [x], "pos"), lambda: x)
     with tf.Session() as sess:
-        with pytest.raises(ValueError, match=r"'cond/Print' \(Print\) is inside a tf.cond or tf.while_loop"):
+        assert sess.run(y, {x: 1.0}) == 1.0 and sess.run(y, {x: -1.0}) == -1.0
+    assert capsys.readouterr().err == "pos[1]\n"  # a host call of the program (tfc/runtime/host_calls.py)
+
+
+def test_tf_print_in_a_cond_is_refused_by_name():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [])
+
+        def branch():
+            with tf.control_dependencies([tf.print("x is", x)]):
+                return tf.identity(x)
+
+        y = tf.cond(x > 0, branch, lambda: x)
+    with tf.Session(graph=y.graph) as sess:
+        with pytest.raises(ValueError, match=r"'cond/PrintV2' \(PrintV2\) runs on the host .* inside a tf.cond"):
             sess.run(y, {x: 1.0})
 
 

@@ -136,6 +136,18 @@ ROUND_TRIP["scatter_add"] = [_func(
     "(%x: f32[10,4], %ids: i64[3], %u: f32[3,4]) -> (f32[10,4])",
     "%0 = scatter_add %x, %ids, %u {axis=0} : f32[10,4]",
     "return %0")]
+ROUND_TRIP["compact"] = [_func(
+    "(%m: pred[s0]) -> (i64[s0])",
+    "%0 = compact %m : i64[s0]",
+    "return %0")]
+ROUND_TRIP["first_occurrence"] = [_func(
+    "(%x: f32[7]) -> (i64[7])",
+    "%0 = first_occurrence %x : i64[7]",
+    "return %0")]
+ROUND_TRIP["host_call"] = [_func(
+    "(%x: f32[s0,2], %i: i32[]) -> (f32[s0,2])",
+    'host_call %i, %x {inputs=[1, 3], op="loop/Print"}',
+    "return %x")]
 ROUND_TRIP["reduce"] = [_func(
     "(%x: f32[s0,5], %p: pred[3,3]) -> (f32[s0], pred[])",
     '%0 = reduce %x {dims=[1], op="sum"} : f32[s0]',

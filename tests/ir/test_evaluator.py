@@ -499,6 +499,38 @@ def test_scatter_add():
     check(out, np.array([[-56, 0, 0], [-56, 0, 0]], np.int8))
 
 
+@covers("compact")
+def test_compact_lists_nonzero_positions_then_minus_one():
+    check(run("compact", [np.array([0.0, 2.0, -0.0, np.nan, 0.0], F32)]), np.array([1, 3, -1, -1, -1], np.int64))
+    check(run("compact", [np.zeros(0, np.bool_)]), np.zeros(0, np.int64))
+
+
+@covers("first_occurrence")
+def test_first_occurrence_by_value():
+    x = np.array([0.0, -0.0, np.nan, 1.0, np.nan, 1.0], F32)  # -0.0 == 0.0; NaN equals nothing
+    check(run("first_occurrence", [x]), np.array([0, 0, 2, 3, 4, 3], np.int64))
+    check(run("first_occurrence", [np.array([5, 3, 5, 5], np.int8)]), np.array([0, 1, 0, 0], np.int64))
+
+
+@covers("host_call")
+def test_host_call_runs_the_given_host_and_has_no_results():
+    module_text = (
+        "func @main(%i: i32[], %x: f32[2]) -> (f32[2]) {\n"
+        '  host_call %x, %i {inputs=[2, 1], op="p"}\n'
+        "  return %x\n"
+        "}\n")
+    from tfc.ir import parser
+
+    module = parser.parse_module(module_text)
+    _SEEN.update(op.name for op in module.main.walk())
+    seen = []
+    out = evaluate(module, [np.array(3, np.int32), np.array([1.0, 2.0], F32)],
+                   host=lambda name, positions, arrays: seen.append((name, positions, [a.tolist() for a in arrays])))
+    check(out[0], np.array([1.0, 2.0], F32))
+    assert seen == [("p", [2, 1], [[1.0, 2.0], 3])]
+    assert evaluate(module, [np.array(3, np.int32), np.array([1.0, 2.0], F32)])[0].tolist() == [1.0, 2.0]
+
+
 # -- reductions ------------------------------------------------------------------------------
 @covers("reduce")
 def test_reduce_kinds():

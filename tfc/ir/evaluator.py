@@ -63,17 +63,20 @@ class CheckFailure(EvaluationError):
 class _Context:
     env: dict  # symbol name -> int
     module: Optional[Module]
+    host: Optional[Callable] = None  # host(op name, input positions, arrays): what a host_call runs
 
 
 # -- entry points ----------------------------------------------------------------------------
-def evaluate(function_or_module, args: Sequence, *, state: Optional[Mapping] = None) -> list:
+def evaluate(function_or_module, args: Sequence, *, state: Optional[Mapping] = None,
+             host: Optional[Callable] = None) -> list:
     """Run ``main`` of a Module (or the given Function) and return its results.
 
     ``args`` has one entry per function argument: a numpy array for a tensor argument
     (its dtype and shape must match the type; the shape binds the symbols), and for a
     ``ref<...>`` argument the array that ``assign`` (and ``rng``, for its state) updates
     in place. ``state`` optionally supplies ref buffers by argument name hint (or index)
-    for ref arguments whose ``args`` entry is ``None``: a variable store.
+    for ref arguments whose ``args`` entry is ``None``: a variable store. ``host(op name,
+    input positions, arrays)`` is called where a ``host_call`` runs.
     Results are fresh arrays.
     """
     if isinstance(function_or_module, Module):
@@ -83,7 +86,7 @@ def evaluate(function_or_module, args: Sequence, *, state: Optional[Mapping] = N
     else:
         raise TypeError(f"evaluate takes a Module or a Function, got {type(function_or_module).__name__}")
     values = _supply_refs(function, list(args), state or {})
-    ctx = _Context(bind_symbols(function, values), module)
+    ctx = _Context(bind_symbols(function, values), module, host)
     return [np.array(r, copy=True) for r in _run_block(function.body, values, ctx)]
 
 
@@ -523,6 +526,13 @@ def _eval_first_occurrence(op, xs, ctx):
     return first[inverse.reshape(-1)].astype(np.int64)
 
 
+def _eval_host_call(op, xs, ctx):
+    """The host side of a host_call runs only when the caller gave ``host`` (its values are
+    the program's either way: a host_call has no results)."""
+    if ctx.host is not None:
+        ctx.host(op.attrs["op"], list(op.attrs["inputs"]), [np.array(x, copy=True) for x in xs])
+
+
 # -- run-time checks -------------------------------------------------------------------------
 def _eval_check(op, xs, ctx):
     if op.attrs["kind"] == "assert":
@@ -821,7 +831,7 @@ def _eval_call(op, xs, ctx):
     function = ctx.module.functions[callee]
     if len(xs) != len(function.args):
         raise EvaluationError(f"call @{callee} passes {len(xs)} arguments for {len(function.args)}")
-    inner = _Context(bind_symbols(function, xs), ctx.module)
+    inner = _Context(bind_symbols(function, xs), ctx.module, ctx.host)
     return _run_block(function.body, xs, inner)
 
 
@@ -837,7 +847,7 @@ _HANDLERS: dict[str, Callable] = {
     "broadcast": _eval_broadcast, "reshape": _eval_reshape, "transpose": _eval_transpose,
     "slice": _eval_slice, "dynamic_slice": _eval_dynamic_slice, "concatenate": _eval_concatenate,
     "pad": _eval_pad, "reverse": _eval_reverse, "gather": _eval_gather, "scatter_add": _eval_scatter_add,
-    "compact": _eval_compact, "first_occurrence": _eval_first_occurrence,
+    "compact": _eval_compact, "first_occurrence": _eval_first_occurrence, "host_call": _eval_host_call,
     "reduce": _eval_reduce, "argmax": _arg_reduce(np.argmax), "argmin": _arg_reduce(np.argmin),
     "dot": _eval_dot, "conv": _eval_conv, "reduce_window": _eval_reduce_window,
     "select_and_scatter": _eval_select_and_scatter, "rng": _eval_rng, "read": _eval_read,

@@ -677,6 +677,28 @@ def _infer_assign(types, attrs):
 _register(OpInfo("assign", 2, infer=_infer_assign, effect=WRITE, category="state"))
 
 
+# -- host calls -----------------------------------------------------------------------------
+# ``host_call %x... {op="name", inputs=[i...]}`` has no results: when it runs, the program
+# calls back into its runtime with the operands' values, which runs the host side of the
+# graph op ``op`` (its registry entry's ``host``) on them, operand k being that op's input
+# ``inputs[k]`` (inputs not passed are string constants the runtime reads from the graph, or
+# inputs the host side does not read).
+# So an op that is not computation (tf.Print) runs where the program reaches it: inside a
+# branch or a loop, once per iteration, in order with the kernels around it. Never
+# removed, merged, moved or folded (a write effect); not compiled ahead of time (there is
+# no Python to call) nor for the GPU.
+def _infer_host_call(types, attrs):
+    for i, t in enumerate(types):
+        _tensor(t, f"host_call operand {i}")
+    if len(attrs.get("inputs") or []) != len(types):
+        raise IRTypeError(f"host_call names {len(attrs.get('inputs') or [])} input positions for {len(types)} operands")
+    return []
+
+
+_register(OpInfo("host_call", None, attrs={"op": STR, "inputs": INTS}, infer=_infer_host_call, effect=WRITE,
+                 category="host"))
+
+
 # -- structure -----------------------------------------------------------------------------
 FUSION_KINDS = ("loop", "input", "output", "row")
 

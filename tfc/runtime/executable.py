@@ -159,9 +159,11 @@ class Executable:
     them serialise their calls (Session.run does)."""
 
     def __init__(self, function, code, symbols: list, arena_bytes: Dim, op_names: Sequence[str],
-                 constraints: Sequence = (), source_ops: Optional[dict] = None, fast_path: Optional[bytes] = None):
+                 constraints: Sequence = (), source_ops: Optional[dict] = None, fast_path: Optional[bytes] = None,
+                 host_calls: Sequence = ()):
         """``function``: the compiled ``ir.Function``, or its ``Signature`` (a program loaded
-        from the persistent cache has no IR); ``fast_path``: see ``_generate_fast_path``."""
+        from the persistent cache has no IR); ``fast_path``: see ``_generate_fast_path``;
+        ``host_calls``: the program's (``Program.host_calls``; see host_calls.py)."""
         if isinstance(function, Signature):
             self.function, self.signature = None, function
         else:
@@ -182,6 +184,12 @@ class Executable:
         self._contexts: list = []  # every context made (for ``runs``)
         self._free: list = []  # the contexts no call is using; list.pop/append are atomic
         self._fast = self._generate_fast_path(fast_path)
+        self.host_calls = None
+        if host_calls:
+            from .host_calls import HostCalls, graph_handler
+
+            self.host_calls = HostCalls(list(host_calls), graph_handler(self._resolve_op))
+            self.host_calls.install(code)
 
     # -- the plain description (the persistent step cache) -----------------------------------
     def describe(self) -> dict:
@@ -192,6 +200,7 @@ class Executable:
         op_names = [None if i < len(locations) and locations[i] is not None and locations[i][0] == name else name
                     for i, name in enumerate(self.op_names)]
         return {"signature": self.signature.to_json(), "symbols": self.symbols,
+                "host_calls": self.host_calls.describe() if self.host_calls is not None else [],
                 "arena_bytes": _dim_json(self.arena_bytes), "op_names": op_names,
                 "constraints": [[_dim_json(c.a), _dim_json(c.b), getattr(c.op, "name", None),
                                  [[_dim_json(d) for d in shape] for shape in c.shapes]] for c in self.constraints]}
@@ -211,7 +220,7 @@ class Executable:
         locations = signature.locations
         op_names = [locations[i][0] if name is None else name for i, name in enumerate(data["op_names"])]
         executable = cls(signature, code, list(data["symbols"]), dim_from_json(data["arena_bytes"]), op_names,
-                         constraints, fast_path=fast_path)
+                         constraints, fast_path=fast_path, host_calls=data.get("host_calls", ()))
         executable.op_resolver = op_resolver
         return executable
 
@@ -408,7 +417,7 @@ class Executable:
         slots = context.slots
         position = 0
         for value in values:
-            slots[position] = value.__array_interface__["data"][0]
+            slots[position] = _address(value)
             position += 1
         for out in outputs:
             slots[position] = out.__array_interface__["data"][0]
@@ -422,7 +431,12 @@ class Executable:
         return outputs
 
     def _raise(self, status: int, error: np.ndarray) -> None:
-        """The error a failed run reported (tfc/program_errors.py), naming the op and its source."""
+        """The error a failed run reported (tfc/program_errors.py), naming the op and its source,
+        or the exception a host call raised."""
+        if self.host_calls is not None:
+            failure = self.host_calls.take_failure()
+            if failure is not None:
+                raise failure
         op_index = int(error[checks.OP])
         op_name = self.op_names[op_index] if 0 <= op_index < len(self.op_names) else "?"
         source = self.source_ops.get(op_index) or self._located_op(op_index)
@@ -431,6 +445,9 @@ class Executable:
             described = "InvalidArgumentError", f"compiled program failed with status {status}"
         error_class, message = described
         raise getattr(errors, error_class)(None, source, f"{message} (in '{op_name}')")
+
+    def _resolve_op(self, name: str):
+        return self.op_resolver(name) if self.op_resolver is not None else None
 
     def _located_op(self, op_index: int):
         """The graph op an error blames, from the IR location of the top-level op (its name
@@ -460,10 +477,17 @@ _BYTES_OF = ctypes.c_char.from_buffer
 
 def _address(array: np.ndarray) -> int:
     """The data address of an array (the ctypes route is 3x faster than __array_interface__,
-    which remains for read-only and empty arrays)."""
+    which remains for read-only and empty arrays). The program reads the memory as a
+    C-ordered block for as long as it runs, so a strided view (it would read the wrong
+    elements) and a numpy scalar (its __array_interface__ is a temporary copy, freed
+    before the program reads it) are refused."""
     try:
         return _ADDRESS_OF(_BYTES_OF(array))
     except (TypeError, ValueError):
+        if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
+            raise ShapeBindingError(f"a program argument must be a C-contiguous numpy array, got "
+                                    f"{'a strided array' if isinstance(array, np.ndarray) else type(array).__name__}"
+                                    " (np.ascontiguousarray makes one)") from None
         return array.__array_interface__["data"][0]
 
 

@@ -13,7 +13,9 @@ names both.
 
 An entry with ``host_effect`` (tf.Print) is compiled (an identity) and its ``host`` also
 runs after the program, in graph order with the late host ops, on values the program
-returns: printing is a host action after the step.
+returns: printing is a host action after the step. Inside a tf.cond or tf.while_loop it
+is a ``host_call`` of the program instead, run where the program reaches it
+(``run_host_call``; tfc/runtime/host_calls.py).
 
 An entry with ``host_fallback`` (tf.where's indices, tf.setdiff1d) is compiled when the
 compiler can fold it (its values known while compiling), and runs on the host when the
@@ -89,13 +91,11 @@ def plan_step(fetch_tensors, target_ops, fed_tensors, forced_host=frozenset()) -
                 host.append(op)
                 host_set.add(op)
         host = [op for op in needed if op in host_set]
-    effects = [op for op in needed if getattr(lookup_op_type(op.type), "host_effect", False)]
+    # (one inside a tf.cond or tf.while_loop is a host call of the program: see host_calls.py)
+    effects = [op for op in needed if getattr(lookup_op_type(op.type), "host_effect", False)
+               and op._get_control_flow_context() is None]
     if not host and not effects:
         return HostPlan(native_fetches=list(fetch_tensors), native_targets=list(target_ops))
-    for op in effects:
-        if op._get_control_flow_context() is not None:
-            raise HostOpError(f"'{op.name}' ({op.type}) is inside a tf.cond or tf.while_loop: tfc runs it on the "
-                              "host after the compiled program, which it cannot do from a branch or a loop yet")
     host_set, effect_set = set(host), set(effects)
     early, late = [], []
     early_set: set = set()
@@ -220,3 +220,22 @@ def _run_host_ops(ops, values: dict) -> None:
             raise AssertionError(f"host op {op.type} returned {len(outputs)} values for {len(op.outputs)} outputs")
         for t, value in zip(op.outputs, outputs):
             values[t] = value if isinstance(value, np.ndarray) else np.asarray(value)
+
+
+def run_host_call(op, positions: list, arrays: list) -> None:
+    """The host side of ``op`` where a compiled program called back (``host_call``, see
+    host_calls.py): input ``positions[k]`` is ``arrays[k]``; the others are constants
+    (string data of a tf.Print), read from the graph, or inputs the host side does not
+    read (None). Its outputs are the program's."""
+    from tfc.frontend.tensor_util import const_op_value
+
+    given = dict(zip(positions, arrays))
+    inputs = []
+    for i, t in enumerate(op.inputs):
+        if i in given:
+            inputs.append(given[i])
+        elif t.op.type == "Const":
+            inputs.append(const_op_value(t.op))
+        else:  # an input the host side does not read (tf.Print's passed-through value)
+            inputs.append(None)
+    lookup_op_type(op.type).host(op, *inputs)

@@ -59,6 +59,7 @@ class GpuProgram(Program):
 
     def __init__(self, function: ir.Function, arch: str = "sm_90"):
         super().__init__(function, entry_name="tfc_gpu_plan", vector_bits=128)
+        self.host_calls_allowed = False
         self.arch = arch
         self.plan: list = []
         self.constants: list = []  # bytes, one per ("const", k)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from tfc import ir
 
 from ..llvm_util import CodegenError
-from . import compaction, contraction, control, loop, reduction, rng, row, special, state, windows
+from . import compaction, contraction, control, host_call, loop, reduction, rng, row, special, state, windows
 
 SPECIAL_EMITTERS = {**special.EMITTERS, **windows.EMITTERS, **rng.EMITTERS, **compaction.EMITTERS}
 FAMILY_EMITTERS = {"loop": loop.emit, "reduction": reduction.emit, "contraction": contraction.emit, "row": row.emit}
@@ -25,6 +25,9 @@ def _kind(op: ir.Operation) -> str:
 def emit_op(program, main, index: int, op: ir.Operation) -> None:
     """Emit the kernel (or nothing, for constants and aliases) computing ``op``."""
     if op.name == "constant":
+        return
+    if op.name in host_call.EMITTERS:
+        host_call.EMITTERS[op.name](program, main, index, op)
         return
     if op.name in control.EMITTERS:
         emitter = program.control_emitter(op.name) or control.EMITTERS[op.name]

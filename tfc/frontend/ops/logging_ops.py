@@ -6,8 +6,9 @@ How printing runs with a compiled step (see ``tfc/runtime/host.py``):
   effect*: the step's plan also fetches its data tensors from the program and, after the
   program returns, writes ``message`` + ``[SummarizeValue(d)]``... to stderr as TF's
   PrintOp does (``first_n`` counted per op). Prints of one step come out in graph order
-  after the step, not interleaved with its computation; a Print inside a tf.cond branch or
-  a while loop is refused (it would need a callback from native code).
+  after the step, not interleaved with its computation. A Print inside a tf.cond branch or
+  a while loop is a ``host_call`` in the program instead (tfc/runtime/host_calls.py): the
+  program calls back into Python where it reaches it, once per iteration of a loop.
 - ``StringFormat`` + ``PrintV2`` (tf.print) are host ops, as every string op: they run
   after the program on the values it returns. Running ``tf.print``'s op (a fetch or a
   target) prints; a compiled op made to depend on it (``tf.control_dependencies``) is
@@ -67,6 +68,9 @@ class Print(OpType):
     infer = ic.unchanged_shape
 
     def lower(ctx, op, value, *data):
+        if op._get_control_flow_context() is not None:  # printed where the program reaches it
+            passed = [(i, v) for i, v in enumerate(data, 1) if ctx.string_value(v) is None]
+            ctx.b.op("host_call", [v for _, v in passed], {"op": op.name, "inputs": [i for i, _ in passed]})
         return [value]
 
     def gradient(op, grad):

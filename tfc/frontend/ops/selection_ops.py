@@ -194,6 +194,7 @@ def _lower_unsorted_segment_sum(ctx, op, data, segment_ids, num_segments):
                 ctx.fail(f"data.shape = {list(data.type.shape)} does not start with segment_ids.shape = "
                          f"{list(segment_ids.type.shape)}")
             ctx.unify(a, b, (tuple(data.type.shape), tuple(segment_ids.type.shape)))
+    count = ctx.canon(count)  # num_segments may be a dim the unification just bound
     out_shape = (count,) + tuple(ctx.canon(d) for d in data.type.shape[ids_rank:])
     ctx.check("segment_id", segment_ids, bound=[count])
     elem = data.type.elem
