@@ -18,10 +18,11 @@ _OP_MODULES = [
     "tfc.frontend.tf_logging", "tfc.frontend.ops.scatter_ops", "tfc.frontend.ops.topk_ops", "tfc.frontend.ops.dynamic_shape_ops", "tfc.frontend.ops.matrix_ops",
     "tfc.frontend.ops.sharded_save_ops", "tfc.frontend.ops.einsum_ops",
     "tfc.frontend.ops.logging_ops", "tfc.frontend.ops.image_resize_ops", "tfc.frontend.ops.random_extra_ops",
-    "tfc.frontend.ops.nn_extra_ops",
+    "tfc.frontend.ops.nn_extra_ops", "tfc.frontend.ops.segment_extra_ops",
     "tfc.frontend.script_ops", "tfc.frontend.ops.string_ops", "tfc.frontend.ops.string_hash_ops",
     "tfc.frontend.lookup_ops", "tfc.frontend.data_flow_ops",
     "tfc.frontend.sparse_tensor", "tfc.frontend.ops.sparse_ops", "tfc.frontend.ops.string_split_ops",
+    "tfc.frontend.ops.sparse_ops_extra",
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
@@ -48,7 +49,8 @@ _NAMESPACES = {
                 ("tfc.frontend.ops.string_split_ops", "STRINGS_EXPORTS")],
     "lookup": [("tfc.frontend.lookup_ops", "LOOKUP_EXPORTS")],
     "queue": [("tfc.frontend.data_flow_ops", "QUEUE_EXPORTS")],
-    "sparse": [("tfc.frontend.sparse_tensor", "SPARSE_EXPORTS"), ("tfc.frontend.ops.sparse_ops", "SPARSE_EXPORTS")],
+    "sparse": [("tfc.frontend.sparse_tensor", "SPARSE_EXPORTS"), ("tfc.frontend.ops.sparse_ops", "SPARSE_EXPORTS"),
+               ("tfc.frontend.ops.sparse_ops_extra", "SPARSE_EXPORTS")],
     "image": [("tfc.frontend.image_ops", "EXPORTS"), ("tfc.frontend.ops.image_resize_ops", "IMAGE_EXPORTS")],
 }
 

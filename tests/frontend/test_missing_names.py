@@ -15,7 +15,7 @@ from tfc._missing import NotImplementedYet, tf1_names
     (lambda: tf.train.sdca_optimizer, "tfc does not implement tf.train.sdca_optimizer yet"),
     (lambda: tf.contrib, "tfc does not implement tf.contrib yet"),
     (lambda: tf.ragged, "tfc does not implement tf.ragged yet"),
-    (lambda: tf.sparse.softmax, "tfc does not implement tf.sparse.softmax yet"),
+    (lambda: tf.sparse.mask, "tfc does not implement tf.sparse.mask yet"),
     (lambda: tf.math.bessel_i0, "tfc does not implement tf.math.bessel_i0 yet"),
     (lambda: tf.saved_model.experimental, "tfc does not implement tf.saved_model.experimental yet"),
     (lambda: tfc.strings.unicode_decode, "tfc does not implement tf.strings.unicode_decode yet"),

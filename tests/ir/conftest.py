@@ -144,6 +144,11 @@ ROUND_TRIP["first_occurrence"] = [_func(
     "(%x: f32[7]) -> (i64[7])",
     "%0 = first_occurrence %x : i64[7]",
     "return %0")]
+ROUND_TRIP["scan"] = [_func(
+    "(%x: f32[s0,4]) -> (f32[s0,4], f32[s0,4])",
+    '%0 = scan %x {dim=1, exclusive=false, op="sum", reverse=false} : f32[s0,4]',
+    '%1 = scan %x {dim=0, exclusive=true, op="prod", reverse=true} : f32[s0,4]',
+    "return %0, %1")]
 ROUND_TRIP["host_call"] = [_func(
     "(%x: f32[s0,2], %i: i32[]) -> (f32[s0,2])",
     'host_call %i, %x {inputs=[1, 3], op="loop/Print"}',

@@ -512,6 +512,18 @@ def test_first_occurrence_by_value():
     check(run("first_occurrence", [np.array([5, 3, 5, 5], np.int8)]), np.array([0, 1, 0, 0], np.int64))
 
 
+@covers("scan")
+def test_scan_runs_in_order_in_the_element_type():
+    x = np.array([[1, 2, 3], [4, 5, 6]], np.int8)
+    check(run("scan", [x], {"op": "sum", "dim": 1}), np.array([[1, 3, 6], [4, 9, 15]], np.int8))
+    check(run("scan", [x], {"op": "prod", "dim": 0, "exclusive": True}), np.array([[1, 1, 1], [1, 2, 3]], np.int8))
+    check(run("scan", [x], {"op": "sum", "dim": 1, "exclusive": True, "reverse": True}),
+          np.array([[5, 3, 0], [11, 6, 0]], np.int8))
+    check(run("scan", [np.full(3, 100, np.int8)], {"op": "sum", "dim": 0}), np.array([100, -56, 44], np.int8))
+    halves = run("scan", [np.array([2048, 1, 1], np.float16)], {"op": "sum", "dim": 0})
+    check(halves, np.array([2048, 2048, 2048], np.float16))  # each step rounds: 2049 is not a half
+
+
 @covers("host_call")
 def test_host_call_runs_the_given_host_and_has_no_results():
     module_text = (

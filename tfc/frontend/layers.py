@@ -1,6 +1,6 @@
 """tf.layers (TF 1.15): the legacy Layer base and Dense, Conv1D, Conv2D, Conv3D,
-Conv2DTranspose, SeparableConv2D, MaxPooling2D/3D, AveragePooling2D/3D, Flatten, Dropout,
-BatchNormalization with their function forms.
+Conv2DTranspose, Conv3DTranspose, SeparableConv1D, SeparableConv2D, MaxPooling1D/2D/3D,
+AveragePooling1D/2D/3D, Flatten, Dropout, BatchNormalization with their function forms.
 
 TF 1.15's tf.layers classes are Keras layers (tensorflow/python/keras/layers/*.py) mixed
 with the legacy ``tensorflow/python/layers/base.py`` Layer, which manages variables
@@ -899,7 +899,7 @@ def flatten(inputs, name=None, data_format="channels_last"):
 
 
 # =====================================================================================
-# Convolutions: Conv1D, Conv2D, Conv3D, Conv2DTranspose, SeparableConv2D
+# Convolutions: Conv1D, Conv2D, Conv3D, Conv2DTranspose, Conv3DTranspose, SeparableConv1D, SeparableConv2D
 # =====================================================================================
 def _conv_output_length(size, window: int, padding: str, stride: int, dilation: int = 1):
     """Keras conv_utils.conv_output_length."""
@@ -1233,6 +1233,129 @@ class SeparableConv2D(_Conv):
         return self._bias_and_activation(outputs)
 
 
+class Conv3DTranspose(Conv3D):
+    """Transposed 3-D convolution (Keras' Conv3DTranspose of TF 1.15): kernel
+    [kd, kh, kw, filters, in]; the output size from the input's run-time shape
+    (``<scope>/Shape``, ``strided_slice``..., ``mul``/``add``, ``stack``), then
+    ``<scope>/conv3d_transpose`` (a Conv3DBackpropInputV2, in the layer's own data format)
+    and ``<scope>/BiasAdd``."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid", data_format="channels_last",
+                 activation=None, use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, trainable=True, name=None, **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         activation=activation, use_bias=use_bias, kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint, trainable=trainable,
+                         name=name, **kwargs)
+        self.output_padding = None
+        self.input_spec = InputSpec(ndim=5)
+
+    def build(self, input_shape) -> None:
+        input_shape = TensorShape(input_shape)
+        if input_shape.ndims != 5:
+            raise ValueError(f"Inputs should have rank 5, received input shape: {input_shape}")
+        super().build(input_shape)
+
+    def _kernel_shape(self, input_dim: int) -> tuple:
+        return tuple(self.kernel_size) + (self.filters, input_dim)
+
+    def call(self, inputs):
+        inputs_shape = array_ops.shape(inputs)
+        batch_size = inputs_shape[0]
+        axes = (2, 3, 4) if self.data_format == "channels_first" else (1, 2, 3)
+        sizes = [inputs_shape[axis] for axis in axes]
+        out = [_deconv_output_length(size, self.kernel_size[i], self.padding, self.strides[i])
+               for i, size in enumerate(sizes)]
+        if self.data_format == "channels_first":
+            output_shape = (batch_size, self.filters) + tuple(out)
+            strides = (1, 1) + tuple(self.strides)
+        else:
+            output_shape = (batch_size,) + tuple(out) + (self.filters,)
+            strides = (1,) + tuple(self.strides) + (1,)
+        output_shape_tensor = array_ops.stack(output_shape)
+        outputs = nn_ops.conv3d_transpose(inputs, self.kernel, output_shape_tensor, list(strides),
+                                          data_format=_convert_data_format(self.data_format, 5),
+                                          padding=self.padding.upper())
+        if inputs.shape.ndims:
+            outputs.set_shape(self.compute_output_shape(inputs.shape))
+        if self.use_bias:
+            outputs = nn_ops.bias_add(outputs, self.bias,
+                                      data_format="NCHW" if self.data_format == "channels_first" else "NHWC")
+        if self.activation is not None:
+            return self.activation(outputs)
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        output_shape = TensorShape(input_shape).as_list()
+        if self.data_format == "channels_first":
+            c_axis, axes = 1, (2, 3, 4)
+        else:
+            c_axis, axes = 4, (1, 2, 3)
+        output_shape[c_axis] = self.filters
+        for i, axis in enumerate(axes):
+            output_shape[axis] = _deconv_output_length(output_shape[axis], self.kernel_size[i], self.padding,
+                                                       self.strides[i])
+        return TensorShape(output_shape)
+
+
+class SeparableConv1D(SeparableConv2D):
+    """Depthwise separable 1-D convolution (Keras' SeparableConv1D of TF 1.15): variables
+    ``<scope>/depthwise_kernel`` [k, in, depth_multiplier], ``<scope>/pointwise_kernel``
+    [1, in * depth_multiplier, filters] and ``<scope>/bias``; the input and both kernels
+    expanded to 2-D (``<scope>/ExpandDims``, ``ExpandDims_1``, ``ExpandDims_2``),
+    tf.nn.separable_conv2d (``<scope>/separable_conv2d/depthwise``,
+    ``<scope>/separable_conv2d``), ``<scope>/BiasAdd``, then ``<scope>/Squeeze``; 'causal'
+    padding pads the input on the left (``<scope>/Pad``)."""
+
+    rank = 1
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format="channels_last",
+                 dilation_rate=1, depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer=None,
+                 pointwise_initializer=None, bias_initializer=zeros_initializer(), depthwise_regularizer=None,
+                 pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, depth_multiplier=depth_multiplier, activation=activation,
+                         use_bias=use_bias, depthwise_initializer=depthwise_initializer,
+                         pointwise_initializer=pointwise_initializer, bias_initializer=bias_initializer,
+                         depthwise_regularizer=depthwise_regularizer, pointwise_regularizer=pointwise_regularizer,
+                         bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                         depthwise_constraint=depthwise_constraint, pointwise_constraint=pointwise_constraint,
+                         bias_constraint=bias_constraint, trainable=trainable, name=name, **kwargs)
+
+    def call(self, inputs):
+        from .ops.nn_extra_ops import separable_conv2d
+
+        if self.padding == "causal":
+            left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
+            pads = [[0, 0], [left, 0], [0, 0]] if self.data_format == "channels_last" else [[0, 0], [0, 0], [left, 0]]
+            inputs = array_ops.pad(inputs, pads)
+        if self.data_format == "channels_last":
+            strides = (1,) + tuple(self.strides) * 2 + (1,)  # Keras' (s,) * 2: DepthwiseConv2dNative's equal strides
+            spatial_start_dim = 1
+        else:
+            strides = (1, 1) + tuple(self.strides) * 2
+            spatial_start_dim = 2
+        inputs = array_ops.expand_dims(inputs, spatial_start_dim)
+        depthwise_kernel = array_ops.expand_dims(self.depthwise_kernel, 0)
+        pointwise_kernel = array_ops.expand_dims(self.pointwise_kernel, 0)
+        dilation_rate = (1,) + tuple(self.dilation_rate)
+        op_padding = "valid" if self.padding == "causal" else self.padding
+        data_format = _convert_data_format(self.data_format, 4)
+        outputs = separable_conv2d(inputs, depthwise_kernel, pointwise_kernel, strides=list(strides),
+                                   padding=op_padding.upper(), rate=dilation_rate, data_format=data_format)
+        if self.use_bias:
+            outputs = nn_ops.bias_add(outputs, self.bias, data_format=data_format)
+        outputs = array_ops.squeeze(outputs, [spatial_start_dim])
+        if self.activation is not None:
+            return self.activation(outputs)
+        return outputs
+
+
 def _layer_function(layer_class, inputs, name, reuse, **kwargs):
     layer = layer_class(name=name, _reuse=reuse, _scope=name, **kwargs)
     return layer.apply(inputs)
@@ -1310,6 +1433,37 @@ def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="vali
                            trainable=trainable)
 
 
+def conv3d_transpose(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid", data_format="channels_last",
+                     activation=None, use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+                     kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                     kernel_constraint=None, bias_constraint=None, trainable=True, name=None, reuse=None):
+    """tf.layers.conv3d_transpose."""
+    return _layer_function(Conv3DTranspose, inputs, name, reuse, filters=filters, kernel_size=kernel_size,
+                           strides=strides, padding=padding, data_format=data_format, activation=activation,
+                           use_bias=use_bias, kernel_initializer=kernel_initializer,
+                           bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                           bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint, trainable=trainable)
+
+
+def separable_conv1d(inputs, filters, kernel_size, strides=1, padding="valid", data_format="channels_last",
+                     dilation_rate=1, depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer=None,
+                     pointwise_initializer=None, bias_initializer=zeros_initializer(), depthwise_regularizer=None,
+                     pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                     depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, trainable=True,
+                     name=None, reuse=None):
+    """tf.layers.separable_conv1d."""
+    return _layer_function(SeparableConv1D, inputs, name, reuse, filters=filters, kernel_size=kernel_size,
+                           strides=strides, padding=padding, data_format=data_format, dilation_rate=dilation_rate,
+                           depth_multiplier=depth_multiplier, activation=activation, use_bias=use_bias,
+                           depthwise_initializer=depthwise_initializer, pointwise_initializer=pointwise_initializer,
+                           bias_initializer=bias_initializer, depthwise_regularizer=depthwise_regularizer,
+                           pointwise_regularizer=pointwise_regularizer, bias_regularizer=bias_regularizer,
+                           activity_regularizer=activity_regularizer, depthwise_constraint=depthwise_constraint,
+                           pointwise_constraint=pointwise_constraint, bias_constraint=bias_constraint,
+                           trainable=trainable)
+
+
 # =====================================================================================
 # Pooling
 # =====================================================================================
@@ -1374,6 +1528,75 @@ class AveragePooling2D(_Pooling2D):
 
     def _pool_function(self, inputs, **kwargs):
         return nn_ops.avg_pool(inputs, **kwargs)
+
+
+class _Pooling1D(Layer):
+    """Keras Pooling1D: the input expanded to 2-D (``<scope>/ExpandDims``, a width-1 dim
+    after the steps), Keras' backend pool2d, then ``<scope>/Squeeze``. pool2d runs
+    channels-first data through NHWC on a CPU (``<scope>/transpose`` before and
+    ``transpose_1`` after the pool), as TF's Keras backend does."""
+
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last", name=None, **kwargs):
+        if strides is None:
+            raise ValueError("Argument `strides` must not be None.")
+        super().__init__(name=name, **kwargs)
+        self.pool_size = _normalize_tuple(pool_size, 1, "pool_size")
+        self.strides = _normalize_tuple(strides, 1, "strides")
+        self.padding = _normalize_padding(padding)
+        self.data_format = _normalize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=3)
+
+    def _pool_function(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def call(self, inputs):
+        pad_axis = 2 if self.data_format == "channels_last" else 3
+        inputs = array_ops.expand_dims(inputs, pad_axis)
+        if self.data_format == "channels_first":  # the backend's _preprocess_conv2d_input on a CPU
+            inputs = array_ops.transpose(inputs, (0, 2, 3, 1))
+        pool_size = [1] + list(self.pool_size) + [1, 1]
+        strides = [1] + list(self.strides) + [1, 1]
+        outputs = self._pool_function(inputs, ksize=pool_size, strides=strides, padding=self.padding.upper(),
+                                      data_format="NHWC")
+        if self.data_format == "channels_first":
+            outputs = array_ops.transpose(outputs, (0, 3, 1, 2))
+        return array_ops.squeeze(outputs, pad_axis)
+
+    def compute_output_shape(self, input_shape):
+        input_shape = TensorShape(input_shape).as_list()
+        first = self.data_format == "channels_first"
+        steps, features = (input_shape[2], input_shape[1]) if first else (input_shape[1], input_shape[2])
+        length = _conv_output_length(steps, self.pool_size[0], self.padding, self.strides[0])
+        if first:
+            return TensorShape([input_shape[0], features, length])
+        return TensorShape([input_shape[0], length, features])
+
+
+class MaxPooling1D(_Pooling1D):
+    """1-D max pooling (op ``<scope>/MaxPool``)."""
+
+    def _pool_function(self, inputs, **kwargs):
+        return nn_ops.max_pool(inputs, **kwargs)
+
+
+class AveragePooling1D(_Pooling1D):
+    """1-D average pooling (op ``<scope>/AvgPool``)."""
+
+    def _pool_function(self, inputs, **kwargs):
+        return nn_ops.avg_pool(inputs, **kwargs)
+
+
+def max_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    """tf.layers.max_pooling1d."""
+    layer = MaxPooling1D(pool_size=pool_size, strides=strides, padding=padding, data_format=data_format, name=name)
+    return layer.apply(inputs)
+
+
+def average_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    """tf.layers.average_pooling1d."""
+    layer = AveragePooling1D(pool_size=pool_size, strides=strides, padding=padding, data_format=data_format,
+                             name=name)
+    return layer.apply(inputs)
 
 
 class _Pooling3D(Layer):
@@ -1665,11 +1888,16 @@ MaxPool2D = MaxPooling2D
 AveragePool2D = AveragePooling2D
 MaxPool3D = MaxPooling3D
 AveragePool3D = AveragePooling3D
+MaxPool1D = MaxPooling1D
+AveragePool1D = AveragePooling1D
+Convolution3DTranspose = Conv3DTranspose
+SeparableConvolution1D = SeparableConv1D
 
 EXPORTS = [
     "Layer", "InputSpec", "Dense", "dense", "Dropout", "dropout", "Flatten", "flatten", "Conv2D", "conv2d",
     "Conv1D", "conv1d", "Conv3D", "conv3d", "Conv2DTranspose", "conv2d_transpose", "SeparableConv2D",
     "separable_conv2d", "MaxPooling3D", "max_pooling3d", "AveragePooling3D", "average_pooling3d",
     "MaxPooling2D", "max_pooling2d", "AveragePooling2D", "average_pooling2d", "BatchNormalization",
-    "batch_normalization",
+    "batch_normalization", "Conv3DTranspose", "conv3d_transpose", "SeparableConv1D", "separable_conv1d",
+    "MaxPooling1D", "max_pooling1d", "AveragePooling1D", "average_pooling1d",
 ]

@@ -257,6 +257,18 @@ def constant_value(tensor, partial: bool = False) -> Optional[np.ndarray]:
         fn = {"Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply,
               "FloorDiv": np.floor_divide, "Maximum": np.maximum, "Minimum": np.minimum}[kind]
         return fn(a, b).astype(a.dtype)
+    if kind in ("Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual"):
+        a, b = (constant_value(t) for t in op.inputs)
+        if a is None or b is None:
+            return None
+        fn = {"Less": np.less, "LessEqual": np.less_equal, "Greater": np.greater, "GreaterEqual": np.greater_equal,
+              "Equal": np.equal, "NotEqual": np.not_equal}[kind]
+        return np.asarray(fn(a, b))
+    if kind == "SelectV2":  # TF's shape inference evaluates it (tf.sparse.expand_dims' axis)
+        cond, a, b = (constant_value(t) for t in op.inputs)
+        if cond is None or a is None or b is None:
+            return None
+        return np.asarray(np.where(cond, a, b)).astype(a.dtype)
     if kind == "StridedSlice":
         return _strided_slice_value(op)
     if kind == "BroadcastGradientArgs":  # TF's shape inference evaluates it: static Sum shapes

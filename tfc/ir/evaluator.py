@@ -526,6 +526,28 @@ def _eval_first_occurrence(op, xs, ctx):
     return first[inverse.reshape(-1)].astype(np.int64)
 
 
+def _eval_scan(op, xs, ctx):
+    (x,) = xs
+    attrs = op.attrs
+    combine = np.add if attrs["op"] == "sum" else np.multiply
+    moved = np.moveaxis(x, attrs["dim"], 0)
+    if attrs.get("reverse", False):
+        moved = moved[::-1]
+    out = np.empty_like(moved)
+    running = np.full(moved.shape[1:], 0 if attrs["op"] == "sum" else 1, dtype=x.dtype)
+    with np.errstate(all="ignore"):
+        for k in range(moved.shape[0]):
+            if attrs.get("exclusive", False):
+                out[k] = running
+                running = combine(running, moved[k], dtype=x.dtype)
+            else:
+                running = combine(running, moved[k], dtype=x.dtype)
+                out[k] = running
+    if attrs.get("reverse", False):
+        out = out[::-1]
+    return np.ascontiguousarray(np.moveaxis(out, 0, attrs["dim"]))
+
+
 def _eval_host_call(op, xs, ctx):
     """The host side of a host_call runs only when the caller gave ``host`` (its values are
     the program's either way: a host_call has no results)."""
@@ -848,6 +870,7 @@ _HANDLERS: dict[str, Callable] = {
     "slice": _eval_slice, "dynamic_slice": _eval_dynamic_slice, "concatenate": _eval_concatenate,
     "pad": _eval_pad, "reverse": _eval_reverse, "gather": _eval_gather, "scatter_add": _eval_scatter_add,
     "compact": _eval_compact, "first_occurrence": _eval_first_occurrence, "host_call": _eval_host_call,
+    "scan": _eval_scan,
     "reduce": _eval_reduce, "argmax": _arg_reduce(np.argmax), "argmin": _arg_reduce(np.argmin),
     "dot": _eval_dot, "conv": _eval_conv, "reduce_window": _eval_reduce_window,
     "select_and_scatter": _eval_select_and_scatter, "rng": _eval_rng, "read": _eval_read,

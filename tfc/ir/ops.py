@@ -435,6 +435,22 @@ def _infer_scan(name):
 
 
 _register(OpInfo("compact", 1, infer=_infer_scan("compact"), category="scan"))
+
+
+# ``scan %x {op, dim, exclusive, reverse}``: the running sum or product of x along ``dim``,
+# in order (from the end when ``reverse``), each step rounded to the element type (f16
+# adds in f32, then rounds, as every f16 op); ``exclusive`` shifts by one, starting from
+# the identity (tf.cumsum / tf.cumprod).
+def _infer_cumulative(types, attrs):
+    t = _tensor(types[0], "scan")
+    _check_axis(attrs["dim"], t.rank, "scan")
+    _require_elem(t, _is_numeric, "scan", "numeric")
+    return [t]
+
+
+_register(OpInfo("scan", 1, attrs={"op": STR, "dim": INT}, optional={"exclusive": (BOOL, False),
+                                                                       "reverse": (BOOL, False)},
+                 infer=_infer_cumulative, category="scan", choices={"op": ("sum", "prod")}))
 _register(OpInfo("first_occurrence", 1, infer=_infer_scan("first_occurrence"), category="scan"))
 
 

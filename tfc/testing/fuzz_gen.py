@@ -197,10 +197,10 @@ def step_arg(g: Gen) -> int:
 
 
 def step_cumsum(g: Gen) -> int:
-    """Along a static dim (along a symbolic one the compiler refuses, by design)."""
-    x = g.any_value(lambda t: any(t.static))
+    """Along any dim, static or symbolic (a core scan)."""
+    x = g.any_value(lambda t: t.rank >= 1)
     t = g.types[x]
-    axis = g.choice([a for a in range(t.rank) if t.static[a]])
+    axis = g.int(0, t.rank - 1)
     return g.add("cumsum", [x], axis=axis - t.rank if g.chance(0.5) else axis, exclusive=g.chance(0.3),
                  reverse=g.chance(0.3))
 
@@ -549,8 +549,6 @@ def _differentiable_paths(g: Gen, y: int) -> list:
         if t.dtype != FLOAT or node.kind in ("arg", "gradient") or node.params.get("fn") in NOT_DIFFERENTIABLE \
                 or (node.kind == "cond" and {node.params["fn_true"], node.params["fn_false"]} & NOT_DIFFERENTIABLE):
             continue
-        if node.kind == "reduce" and node.params["fn"] == "prod" and not g.types[node.inputs[0]].fully_static:
-            continue  # its gradient is a cumprod along a symbolic dim, which tfc refuses by design
         if node.kind == "placeholder":
             found.append(i)
         if node.kind in ("gather", "cond"):

@@ -59,3 +59,34 @@ def test_first_occurrence_many_distinct_values():
     _, got, _, _ = check(_program("first_occurrence", "i64"), [x])
     _, first = np.unique(x, return_index=True)
     assert set(got[0].tolist()) == set(first.tolist())
+
+
+# -- scan (kernels/scan.py) ------------------------------------------------------------------
+SCAN_ELEMS = ("f16", "f32", "f64", "i8", "i32", "i64", "u8")
+
+
+def _scan_program(elem: str, op: str, dim: int, exclusive: bool, reverse: bool) -> str:
+    flags = f'{{dim={dim}, exclusive={str(exclusive).lower()}, op="{op}", reverse={str(reverse).lower()}}}'
+    return func(f"(%x: {elem}[s0,s1,s2]) -> ({elem}[s0,s1,s2])", f"%r = scan %x {flags} : {elem}[s0,s1,s2]",
+                "return %r")
+
+
+def test_scan_values():
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32).reshape(2, 3, 1)
+    _, got, _, _ = check(_scan_program("f32", "sum", 1, False, False), [x])
+    np.testing.assert_array_equal(got[0][..., 0], [[1, 3, 6], [4, 9, 15]])
+    _, got, _, _ = check(_scan_program("f32", "prod", 1, True, True), [x])
+    np.testing.assert_array_equal(got[0][..., 0], [[6, 3, 1], [30, 6, 1]])
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), elem=st.sampled_from(SCAN_ELEMS), op=st.sampled_from(["sum", "prod"]),
+       dim=st.integers(0, 2), exclusive=st.booleans(), reverse=st.booleans())
+def test_scan_agrees(data, elem, op, dim, exclusive, reverse):
+    dtype = ir.ElemType(elem).np_dtype
+    shape = tuple(data.draw(st.integers(0, 5)) for _ in range(3))
+    if dtype.kind in "iu":
+        values = data.draw(arrays(dtype, shape, elems=st.integers(0 if dtype.kind == "u" else -9, 9)))
+    else:
+        values = data.draw(arrays(dtype, shape, bound=2.0))
+    check(_scan_program(elem, op, dim, exclusive, reverse), [values])  # the same sequential order: exact

@@ -4,9 +4,9 @@ from __future__ import annotations
 from tfc import ir
 
 from ..llvm_util import CodegenError
-from . import compaction, contraction, control, host_call, loop, reduction, rng, row, special, state, windows
+from . import compaction, contraction, control, host_call, loop, reduction, rng, row, scan, special, state, windows
 
-SPECIAL_EMITTERS = {**special.EMITTERS, **windows.EMITTERS, **rng.EMITTERS, **compaction.EMITTERS}
+SPECIAL_EMITTERS = {**special.EMITTERS, **windows.EMITTERS, **rng.EMITTERS, **compaction.EMITTERS, **scan.EMITTERS}
 FAMILY_EMITTERS = {"loop": loop.emit, "reduction": reduction.emit, "contraction": contraction.emit, "row": row.emit}
 
 

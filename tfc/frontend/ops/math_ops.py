@@ -153,6 +153,12 @@ def _binary_core(core_op: str):
 
 def _compare_core(direction: str):
     def lower(ctx, op, x, y):
+        known = [ctx.static(v) for v in (x, y)]
+        if all(k is not None and not ic.is_symbolic(k) and np.size(k) <= 4096 for k in known):  # a known bool
+            compare = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}[direction]
+            folded = ic.fold(ctx, compare, [x, y], ir.ElemType.PRED)
+            if folded is not None:
+                return folded
         return _cmp(ctx, direction, x, y)
 
     lower.__doc__ = f"``compare`` with dir={direction}."
@@ -493,47 +499,22 @@ def _lower_cast(ctx, op, x):
     return ctx.convert(x, ctx.elem(op._attrs["DstT"]))
 
 
-_CUMSUM_MAX_LENGTH = 4096
+def _lower_cumulative(ctx, op, x, axis, kind: str):
+    """A core ``scan`` along the axis: sequential, as TF's kernels sum (any length, also one
+    known only at run time)."""
+    rank = x.type.rank
+    name = {"sum": "Cumsum", "prod": "Cumprod"}[kind]
+    if rank == 0:
+        ctx.fail(f"{name} of a scalar: input must be at least rank 1")
+    axis = _static_axis(ctx, axis, rank, "axis")
+    if _elem_of(x).is_pred:
+        ctx.fail(f"{name} of bool values has no kernel")
+    return ctx.b.value("scan", [x], {"op": kind, "dim": axis, "exclusive": bool(op._attrs.get("exclusive", False)),
+                                     "reverse": bool(op._attrs.get("reverse", False))})
 
 
 def _lower_cumsum(ctx, op, x, axis):
-    """A dot against a 0/1 triangular [L, L] constant (L = the static axis length <= 4096).
-
-    mask[j, i] = 1 where input position j contributes to output position i: j <= i
-    (j < i when exclusive), mirrored when reverse. The sum of each output runs in the dot
-    kernel's order, so floats may differ from a sequential scan in the last bits, and an
-    inf/NaN input also poisons the positions it does not contribute to (0 * inf = NaN).
-    """
-    rank = x.type.rank
-    if rank == 0:
-        ctx.fail("Cumsum of a scalar: input must be at least rank 1")
-    axis = _static_axis(ctx, axis, rank, "axis")
-    length = x.type.shape[axis]
-    if not isinstance(length, int):
-        ctx.fail(f"Cumsum along a dimension of unknown size ({length}): the compiler needs its length")
-    if length > _CUMSUM_MAX_LENGTH:
-        ctx.fail(f"Cumsum along a dimension of {length} elements (the triangular-matrix lowering stops at "
-                 f"{_CUMSUM_MAX_LENGTH})")
-    if _elem_of(x).is_pred:
-        ctx.fail("Cumsum of bool values has no kernel")
-    j = np.arange(length)[:, None]
-    i = np.arange(length)[None, :]
-    exclusive, reverse = op._attrs.get("exclusive", False), op._attrs.get("reverse", False)
-    if reverse:
-        mask = j > i if exclusive else j >= i
-    else:
-        mask = j < i if exclusive else j <= i
-    triangle = ctx.constant(mask.astype(_elem_of(x).np_dtype))
-    perm = [d for d in range(rank) if d != axis] + [axis]
-    moved = ctx.transpose(x, perm)
-    outer = [x.type.shape[d] for d in perm[:-1]]
-    from tfc.ir.dims import dims_product
-
-    flat = ctx.reshape(moved, (dims_product(outer), length))
-    summed = ctx.b.value("dot", [flat, triangle], {"contract": [[1], [0]]})
-    restored = ctx.reshape(summed, tuple(outer) + (length,))
-    inverse = [perm.index(d) for d in range(rank)]
-    return ctx.transpose(restored, inverse)
+    return _lower_cumulative(ctx, op, x, axis, "sum")
 
 
 def _contract(ctx, a, a_dim: int, b, b_dim: int):
@@ -1672,36 +1653,7 @@ class ListDiff(OpType):
 
 
 def _lower_cumprod(ctx, op, x, axis):
-    """A product over a [..., L, L] broadcast of x with 1 where input position j does not
-    contribute to output position i (L = the static axis length <= 4096)."""
-    rank = x.type.rank
-    if rank == 0:
-        ctx.fail("Cumprod of a scalar: input must be at least rank 1")
-    axis = _static_axis(ctx, axis, rank, "axis")
-    length = x.type.shape[axis]
-    if not isinstance(length, int):
-        ctx.fail(f"Cumprod along a dimension of unknown size ({length}): the compiler needs its length")
-    if length > _CUMSUM_MAX_LENGTH:
-        ctx.fail(f"Cumprod along a dimension of {length} elements (the lowering stops at {_CUMSUM_MAX_LENGTH})")
-    if _elem_of(x).is_pred:
-        ctx.fail("Cumprod of bool values has no kernel")
-    i = np.arange(length)[:, None]
-    j = np.arange(length)[None, :]
-    exclusive, reverse = op._attrs.get("exclusive", False), op._attrs.get("reverse", False)
-    if reverse:
-        mask = j > i if exclusive else j >= i
-    else:
-        mask = j < i if exclusive else j <= i
-    perm = [d for d in range(rank) if d != axis] + [axis]
-    moved = ctx.transpose(x, perm)
-    outer = tuple(x.type.shape[d] for d in perm[:-1])
-    wide = outer + (length, length)
-    spread = ctx.broadcast_in_dim(moved, wide, list(range(rank - 1)) + [rank])
-    keep = ctx.broadcast_in_dim(ctx.constant(mask), wide, [rank - 1, rank])
-    factors = ctx.b.value("select", [keep, spread, _full_like(ctx, 1, spread)])
-    product = ctx.reduce(factors, "prod", [rank])
-    inverse = [perm.index(d) for d in range(rank)]
-    return ctx.transpose(product, inverse)
+    return _lower_cumulative(ctx, op, x, axis, "prod")
 
 
 @register

@@ -1,6 +1,9 @@
 """More tf.nn convolutions and normalizations, as TensorFlow 1.15 builds them:
 
 - ``tf.nn.conv1d``: ExpandDims + Conv2D + Squeeze (nn_ops.py's conv1d).
+- ``tf.nn.conv1d_transpose``: ExpandDims + Conv2DBackpropInput + Squeeze, the same way.
+- ``tf.nn.pool``: MaxPool / AvgPool (1-D via ExpandDims + Squeeze) or the 3-D pools, in a
+  '<type>_pool' scope, wrapped in SpaceToBatchND / BatchToSpaceND for a dilation rate.
 - ``tf.nn.atrous_conv2d``: ``convolution`` with a dilation rate, i.e. a plain Conv2D for
   rate 1, else SpaceToBatchND + VALID Conv2D + BatchToSpaceND (``_WithSpaceToBatch``).
 - ``tf.nn.separable_conv2d``: DepthwiseConv2dNative ('depthwise', through the same
@@ -23,7 +26,7 @@ from tfc.ir.dims import dim_floordiv, dim_mul
 
 from .. import dtypes
 from ..convert import convert_to_tensor
-from ..graph import name_scope
+from ..graph import Tensor, name_scope
 from ..op_helper import apply_op
 from ..registry import Attr, OpType, ShapeError, register
 from ..tensor_util import constant_value
@@ -321,6 +324,112 @@ def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding
                              name=scope)
 
 
+# -- conv1d_transpose, pool -----------------------------------------------------------------
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NWC",  # noqa: A002
+                     dilations=None, name=None):
+    """tf.nn.conv1d_transpose (TF 1.15): the input and filters expanded to 2-D (height 1),
+    the output shape with a 1 spliced in (``concat``), a Conv2DBackpropInput named
+    'conv1d_transpose', then squeezed."""
+    from .concat_ops import concat
+
+    with name_scope(name, "conv1d_transpose", [input, filters, output_shape]) as scope:
+        if data_format is None or data_format == "NWC":
+            data_format, spatial_start_dim, channel_index = "NHWC", 1, 2
+        elif data_format == "NCW":
+            data_format, spatial_start_dim, channel_index = "NCHW", 2, 1
+        else:
+            raise ValueError('data_format must be "NWC" or "NCW".')
+        strides = [1] + nn_ops._get_sequence(strides, 1, channel_index, "stride")
+        dilations = [1] + nn_ops._get_sequence(dilations, 1, channel_index, "dilations")
+        input = array_ops.expand_dims(input, spatial_start_dim)  # noqa: A001
+        filters = array_ops.expand_dims(filters, 0)
+        output_shape = list(output_shape) if not isinstance(output_shape, Tensor) else output_shape
+        output_shape = concat([output_shape[:spatial_start_dim], [1], output_shape[spatial_start_dim:]], 0)
+        attrs = {"strides": strides, "padding": padding, "data_format": data_format, "dilations": dilations}
+        result = _out("Conv2DBackpropInput", [output_shape, filters, input], attrs, name=scope)
+        return array_ops.squeeze(result, spatial_start_dim)
+
+
+def _get_strides_and_dilation_rate(num_spatial_dims: int, strides, dilation_rate) -> tuple:
+    """TF's nn_ops._get_strides_and_dilation_rate: both as int32 arrays, checked."""
+    if dilation_rate is None:
+        dilation_rate = [1] * num_spatial_dims
+    elif len(dilation_rate) != num_spatial_dims:
+        raise ValueError(f"len(dilation_rate)={len(dilation_rate)} but should be {num_spatial_dims}")
+    dilation_rate = np.array(dilation_rate, dtype=np.int32)
+    if np.any(dilation_rate < 1):
+        raise ValueError("all values of dilation_rate must be positive")
+    if strides is None:
+        strides = [1] * num_spatial_dims
+    elif len(strides) != num_spatial_dims:
+        raise ValueError(f"len(strides)={len(strides)} but should be {num_spatial_dims}")
+    strides = np.array(strides, dtype=np.int32)
+    if np.any(strides < 1):
+        raise ValueError("all values of strides must be positive")
+    if np.any(strides > 1) and np.any(dilation_rate > 1):
+        raise ValueError("strides > 1 not supported in conjunction with dilation_rate > 1")
+    return strides, dilation_rate
+
+
+def pool(input, window_shape, pooling_type, padding, dilation_rate=None, strides=None, name=None,  # noqa: A002
+         data_format=None, dilations=None):
+    """tf.nn.pool (TF 1.15): N-D max or average pooling in a '<type>_pool' scope: MaxPool /
+    AvgPool (1-D through ExpandDims and Squeeze) or MaxPool3D / AvgPool3D named after the
+    scope; a dilation rate above 1 wraps it in SpaceToBatchND / BatchToSpaceND (VALID
+    padding only), as TF's with_space_to_batch does."""
+    from .math_ops import deprecated_argument_lookup
+
+    dilation_rate = deprecated_argument_lookup("dilations", dilations, "dilation_rate", dilation_rate)
+    with name_scope(name, f"{pooling_type.lower()}_pool", [input]) as scope:
+        input = convert_to_tensor(input, name="input")  # noqa: A001
+        num_spatial_dims = len(window_shape)
+        if num_spatial_dims < 1 or num_spatial_dims > 3:
+            raise ValueError("It is required that 1 <= num_spatial_dims <= 3.")
+        input.shape.with_rank(num_spatial_dims + 2)
+        strides, dilation_rate = _get_strides_and_dilation_rate(num_spatial_dims, strides, dilation_rate)
+        if padding == "SAME" and np.any(dilation_rate > 1):
+            raise ValueError("pooling with SAME padding is not implemented for dilation_rate > 1")
+        if np.any(strides > window_shape):
+            raise ValueError("strides > window_shape not supported due to inconsistency between CPU and GPU "
+                             "implementations")
+        pooling_ops = {("MAX", 1): nn_ops.max_pool, ("MAX", 2): nn_ops.max_pool, ("AVG", 1): nn_ops.avg_pool,
+                       ("AVG", 2): nn_ops.avg_pool, ("MAX", 3): nn_ops.max_pool3d, ("AVG", 3): nn_ops.avg_pool3d}
+        op_key = (pooling_type, num_spatial_dims)
+        if op_key not in pooling_ops:
+            raise ValueError(f"{op_key[1]}-D {op_key[0]} pooling is not supported.")
+        if data_format is None or not data_format.startswith("NC"):
+            adjusted_window_shape = [1] + list(window_shape) + [1]
+            adjusted_strides = [1] + [int(s) for s in strides] + [1]
+            spatial_dims = list(range(1, num_spatial_dims + 1))
+        else:
+            adjusted_window_shape = [1, 1] + list(window_shape)
+            adjusted_strides = [1, 1] + [int(s) for s in strides]
+            spatial_dims = list(range(2, num_spatial_dims + 2))
+        if num_spatial_dims == 1:
+            if data_format is None or data_format == "NWC":
+                data_format_kwargs = {"data_format": "NHWC"}
+            elif data_format == "NCW":
+                data_format_kwargs = {"data_format": "NCHW"}
+            else:
+                raise ValueError('data_format must be either "NWC" or "NCW".')
+            adjusted_window_shape = [1] + adjusted_window_shape
+            adjusted_strides = [1] + adjusted_strides
+        else:
+            data_format_kwargs = {"data_format": data_format}
+
+        def op(converted_input, converted_padding):
+            if num_spatial_dims == 1:
+                converted_input = array_ops.expand_dims(converted_input, spatial_dims[0])
+            result = pooling_ops[op_key](converted_input, adjusted_window_shape, adjusted_strides,
+                                         converted_padding, name=scope, **data_format_kwargs)
+            if num_spatial_dims == 1:
+                result = array_ops.squeeze(result, [spatial_dims[0]])
+            return result
+
+        return with_space_to_batch_nd(input, dilation_rate, padding, list(window_shape), op,
+                                      data_format=data_format)
+
+
 # -- LRN ------------------------------------------------------------------------------------
 def _lrn_sums(ctx, x, radius: int):
     """sum over channels c-radius..c+radius of x^2 (the last dim), zero beyond the edges."""
@@ -575,5 +684,5 @@ def _constant(value):
 
 
 NN_EXPORTS = ["atrous_conv2d", "conv1d", "fused_batch_norm", "local_response_normalization", "lrn",
-              "separable_conv2d"]
+              "separable_conv2d", "conv1d_transpose", "pool"]
 TF_EXPORTS = ["batch_to_space_nd", "space_to_batch_nd"]
