@@ -23,6 +23,7 @@ _OP_MODULES = [
     "tfc.frontend.lookup_ops", "tfc.frontend.data_flow_ops",
     "tfc.frontend.sparse_tensor", "tfc.frontend.ops.sparse_ops", "tfc.frontend.ops.string_split_ops",
     "tfc.frontend.ops.sparse_ops_extra",
+    "tfc.frontend.trackable",  # tf.Module (object-based checkpoints)
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
@@ -31,7 +32,7 @@ _NAMESPACES = {
     "train": [("tfc.frontend.train", "EXPORTS"), ("tfc.frontend.train.more_optimizers", "EXPORTS"),
               ("tfc.frontend.train.moving_averages", "EXPORTS"), ("tfc.frontend.saver", "EXPORTS"),
               ("tfc.frontend.graph_io", "TRAIN_EXPORTS"), ("tfc.frontend.summary", "TRAIN_EXPORTS"),
-              ("tfc.distributed", "TRAIN_EXPORTS")],
+              ("tfc.distributed", "TRAIN_EXPORTS"), ("tfc.frontend.train.checkpoint", "EXPORTS")],
     "summary": [("tfc.frontend.summary", "EXPORTS")],
     "layers": [("tfc.frontend.layers", "EXPORTS")],
     "losses": [("tfc.frontend.losses", "EXPORTS")],

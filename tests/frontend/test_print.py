@@ -82,18 +82,27 @@ def test_print_in_a_cond_prints_when_taken(capsys):
     assert capsys.readouterr().err == "pos[1]\n"  # a host call of the program (tfc/runtime/host_calls.py)
 
 
-def test_tf_print_in_a_cond_is_refused_by_name():
+def test_tf_print_in_a_cond_and_a_loop_prints_where_the_program_reaches_it(capsys):
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [])
 
         def branch():
-            with tf.control_dependencies([tf.print("x is", x)]):
+            with tf.control_dependencies([tf.print("x is", x, [x, x * 2])]):
                 return tf.identity(x)
 
         y = tf.cond(x > 0, branch, lambda: x)
+
+        def body(i):
+            with tf.control_dependencies([tf.print("i =", i, output_stream=sys.stdout)]):
+                return i + 1
+
+        w = tf.while_loop(lambda i: i < 3, body, [tf.constant(0)])
     with tf.Session(graph=y.graph) as sess:
-        with pytest.raises(ValueError, match=r"'cond/PrintV2' \(PrintV2\) runs on the host .* inside a tf.cond"):
-            sess.run(y, {x: 1.0})
+        assert sess.run(y, {x: 1.0}) == 1.0 and sess.run(y, {x: -1.0}) == -1.0
+        assert sess.run(w) == 3
+    printed = capsys.readouterr()
+    assert printed.err == "x is 1 [1, 2]\n"  # what TF 2.21's tf.compat.v1 prints
+    assert printed.out == "i = 0\ni = 1\ni = 2\n"
 
 
 def test_print_v2_streams(tmp_path, capsys):

@@ -151,7 +151,7 @@ ROUND_TRIP["scan"] = [_func(
     "return %0, %1")]
 ROUND_TRIP["host_call"] = [_func(
     "(%x: f32[s0,2], %i: i32[]) -> (f32[s0,2])",
-    'host_call %i, %x {inputs=[1, 3], op="loop/Print"}',
+    'host_call %i, %x {ops=["loop/StringFormat", "loop/PrintV2"], tensors=["loop/i:0", "loop/x:0"]}',
     "return %x")]
 ROUND_TRIP["reduce"] = [_func(
     "(%x: f32[s0,5], %p: pred[3,3]) -> (f32[s0], pred[])",

@@ -528,7 +528,7 @@ def test_scan_runs_in_order_in_the_element_type():
 def test_host_call_runs_the_given_host_and_has_no_results():
     module_text = (
         "func @main(%i: i32[], %x: f32[2]) -> (f32[2]) {\n"
-        '  host_call %x, %i {inputs=[2, 1], op="p"}\n'
+        '  host_call %x, %i {ops=["p"], tensors=["x:0", "i:0"]}\n'
         "  return %x\n"
         "}\n")
     from tfc.ir import parser
@@ -537,9 +537,9 @@ def test_host_call_runs_the_given_host_and_has_no_results():
     _SEEN.update(op.name for op in module.main.walk())
     seen = []
     out = evaluate(module, [np.array(3, np.int32), np.array([1.0, 2.0], F32)],
-                   host=lambda name, positions, arrays: seen.append((name, positions, [a.tolist() for a in arrays])))
+                   host=lambda ops, tensors, arrays: seen.append((ops, tensors, [a.tolist() for a in arrays])))
     check(out[0], np.array([1.0, 2.0], F32))
-    assert seen == [("p", [2, 1], [[1.0, 2.0], 3])]
+    assert seen == [(["p"], ["x:0", "i:0"], [[1.0, 2.0], 3])]
     assert evaluate(module, [np.array(3, np.int32), np.array([1.0, 2.0], F32)])[0].tolist() == [1.0, 2.0]
 
 

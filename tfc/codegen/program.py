@@ -115,7 +115,7 @@ class Program:
         self.kernel_ops: dict = {}  # kernel function name -> the index of the first op calling it
         self.kernel_levels: dict = {}  # kernel function name -> LLVM optimisation level (llvm_level)
         self._recording = self._recording_buffers = None  # kernels called while emitting one op
-        # (graph op name, input positions, [(element type, rank)]) of each host_call, in order;
+        # (graph op names, graph tensor names, [(element type, rank)]) of each host_call, in order;
         # only a program run by this process's runtime can call back (not AOT, not the GPU)
         self.host_calls: list = []
         self.host_calls_allowed = not external_constants

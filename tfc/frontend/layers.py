@@ -51,6 +51,7 @@ from .op_helper import apply_op
 from .ops import math_ops, nn_ops, state_ops
 from .tensor_shape import TensorShape, dimension_value
 from .tensor_util import constant_value
+from .trackable import LayerTrackable, no_automatic_dependency_tracking
 from .variable_scope import VariableScope, variable_scope
 from .variables import Variable
 
@@ -339,7 +340,7 @@ _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size", "weights", 
                    "autocast", "dynamic", "input_dim"}
 
 
-class Layer:
+class Layer(LayerTrackable):  # LayerTrackable: object-based checkpoints (tfc/frontend/trackable.py)
     """tf.layers.Layer: the legacy (variable-scope managed) Keras layer base.
 
     Arguments: trainable, name, dtype (None: the dtype of the first input). Subclasses
@@ -348,6 +349,7 @@ class Layer:
     run ``call`` in the layer's name scope.
     """
 
+    @no_automatic_dependency_tracking
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         scope = kwargs.pop("_scope", None)
         self._reuse = kwargs.pop("_reuse", None)
@@ -546,6 +548,8 @@ class Layer:
                     self._trainable_weights.append(variable)
                 else:
                     self._non_trainable_weights.append(variable)
+                if isinstance(variable, Variable):  # a checkpoint dependency named after the weight (Keras)
+                    self._track_trackable(variable, name=name, overwrite=True)
                 regularizer = _get_callable(regularizer, "regularizer")
                 if regularizer and id(variable) not in existing_variables:
                     self._handle_weight_regularization(name, variable, regularizer)

@@ -834,6 +834,9 @@ class MultiRNNCell(RNNCell):
         if not is_nested(cells):
             raise TypeError(f"cells must be a list or tuple, but saw: {cells}.")
         self._cells = cells
+        for cell_number, cell in enumerate(self._cells):  # object-based checkpoints: TF's "cell-<i>" dependencies
+            if isinstance(cell, Layer):
+                self._track_trackable(cell, name="cell-%d" % (cell_number,))
         self._state_is_tuple = state_is_tuple
         if not state_is_tuple:
             if any(is_nested(c.state_size) for c in self._cells):

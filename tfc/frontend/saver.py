@@ -899,15 +899,13 @@ class Saver:
             else:
                 sess.run(self.saver_def.restore_op_name, {self.saver_def.filename_tensor_name: checkpoint_prefix})
         except errors.NotFoundError as err:
-            extra = ""
-            try:
-                if _open_bundle(checkpoint_prefix).contains(OBJECT_GRAPH_PROTO_KEY):
-                    extra = (" (this is an object-based checkpoint written by tf.train.Checkpoint; tfc restores "
-                             "name-based checkpoints only)")
-            except errors.OpError:
-                pass
-            raise _wrap_restore_error_with_msg(err, "a Variable name or other graph key that is missing",
-                                               extra) from None
+            # An object-based (tf.train.Checkpoint) checkpoint: restored by the variable names its
+            # object graph records, as TF does (tfc/frontend/train/checkpoint.py).
+            from .train.checkpoint import restore_object_based_checkpoint_with_saver
+
+            if restore_object_based_checkpoint_with_saver(self, sess, checkpoint_prefix):
+                return
+            raise _wrap_restore_error_with_msg(err, "a Variable name or other graph key that is missing") from None
         except errors.InvalidArgumentError as err:
             err = self._explain_shape_mismatch(checkpoint_prefix) or err
             raise _wrap_restore_error_with_msg(err, "a mismatch between the current graph and the graph") from None

@@ -11,9 +11,10 @@ from .convert import convert_to_tensor, register_tensor_conversion_function
 from .graph import GraphKeys, add_to_collections, colocate_with, get_collection, get_default_graph, init_scope
 from .graph import name_scope as _name_scope
 from .tensor_shape import unknown_shape
+from .trackable import Trackable
 
 
-class Variable:
+class Variable(Trackable):  # Trackable: object-based checkpoints (tfc/frontend/trackable.py)
     """A mutable tensor that lives across session runs."""
 
     def __new__(cls, *args, **kwargs):

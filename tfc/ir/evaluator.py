@@ -63,7 +63,7 @@ class CheckFailure(EvaluationError):
 class _Context:
     env: dict  # symbol name -> int
     module: Optional[Module]
-    host: Optional[Callable] = None  # host(op name, input positions, arrays): what a host_call runs
+    host: Optional[Callable] = None  # host(op names, tensor names, arrays): what a host_call runs
 
 
 # -- entry points ----------------------------------------------------------------------------
@@ -75,8 +75,8 @@ def evaluate(function_or_module, args: Sequence, *, state: Optional[Mapping] = N
     (its dtype and shape must match the type; the shape binds the symbols), and for a
     ``ref<...>`` argument the array that ``assign`` (and ``rng``, for its state) updates
     in place. ``state`` optionally supplies ref buffers by argument name hint (or index)
-    for ref arguments whose ``args`` entry is ``None``: a variable store. ``host(op name,
-    input positions, arrays)`` is called where a ``host_call`` runs.
+    for ref arguments whose ``args`` entry is ``None``: a variable store. ``host(op names,
+    tensor names, arrays)`` is called where a ``host_call`` runs.
     Results are fresh arrays.
     """
     if isinstance(function_or_module, Module):
@@ -552,7 +552,7 @@ def _eval_host_call(op, xs, ctx):
     """The host side of a host_call runs only when the caller gave ``host`` (its values are
     the program's either way: a host_call has no results)."""
     if ctx.host is not None:
-        ctx.host(op.attrs["op"], list(op.attrs["inputs"]), [np.array(x, copy=True) for x in xs])
+        ctx.host(list(op.attrs["ops"]), list(op.attrs["tensors"]), [np.array(x, copy=True) for x in xs])
 
 
 # -- run-time checks -------------------------------------------------------------------------

@@ -694,24 +694,27 @@ _register(OpInfo("assign", 2, infer=_infer_assign, effect=WRITE, category="state
 
 
 # -- host calls -----------------------------------------------------------------------------
-# ``host_call %x... {op="name", inputs=[i...]}`` has no results: when it runs, the program
-# calls back into its runtime with the operands' values, which runs the host side of the
-# graph op ``op`` (its registry entry's ``host``) on them, operand k being that op's input
-# ``inputs[k]`` (inputs not passed are string constants the runtime reads from the graph, or
-# inputs the host side does not read).
-# So an op that is not computation (tf.Print) runs where the program reaches it: inside a
-# branch or a loop, once per iteration, in order with the kernels around it. Never
+# ``host_call %x... {ops=["a", ...], tensors=["t:0", ...]}`` has no results: when it runs,
+# the program calls back into its runtime with the operands' values, which runs the host
+# side of the graph ops ``ops`` in order (their registry entries' ``host``), operand k
+# being the value of graph tensor ``tensors[k]`` (other inputs are string constants the
+# runtime reads from the graph, outputs of the ops before, or inputs the host side does
+# not read). So ops that are not computation (tf.Print; tf.print's StringFormat and
+# PrintV2) run where the program reaches them: inside a branch or a loop, once per
+# iteration, in order with the kernels around it. Never
 # removed, merged, moved or folded (a write effect); not compiled ahead of time (there is
 # no Python to call) nor for the GPU.
 def _infer_host_call(types, attrs):
     for i, t in enumerate(types):
         _tensor(t, f"host_call operand {i}")
-    if len(attrs.get("inputs") or []) != len(types):
-        raise IRTypeError(f"host_call names {len(attrs.get('inputs') or [])} input positions for {len(types)} operands")
+    if len(attrs.get("tensors") or []) != len(types):
+        raise IRTypeError(f"host_call names {len(attrs.get('tensors') or [])} tensors for {len(types)} operands")
+    if not attrs.get("ops"):
+        raise IRTypeError("host_call names no ops")
     return []
 
 
-_register(OpInfo("host_call", None, attrs={"op": STR, "inputs": INTS}, infer=_infer_host_call, effect=WRITE,
+_register(OpInfo("host_call", None, attrs={"ops": STRS, "tensors": STRS}, infer=_infer_host_call, effect=WRITE,
                  category="host"))
 
 

@@ -175,6 +175,7 @@ class LowerCtx:
         self._symbol_prefix = symbol_prefix
         self._subst: dict = {}  # symbol name -> the dim it was unified with
         self._strings: dict = {}  # IR value -> the string constant it stands for
+        self._host_strings: dict = {}  # IR value -> (host op, its inputs' values): see host_string
         self.op = None  # the TF op being lowered
         self.stacks: dict = {}  # StackV2 op -> lower_stacks.StackState where the builder is
         self.stack_facts: dict = {}  # StackV2 op -> lower_stacks.StackFacts
@@ -240,6 +241,19 @@ class LowerCtx:
                              result_type=ir.TensorType(ir.ElemType.U8, (0,)))
         self._strings[value] = np.asarray(array, dtype=object)
         return value
+
+    def host_string(self, op, inputs: list) -> ir.Value:
+        """A string that host op ``op`` (tf.print's StringFormat, inside a branch or a loop)
+        computes from ``inputs`` (its inputs' values) where the program calls back: an empty
+        ``u8[0]`` stand-in, for the ``host_call`` of its consumer (``host_string_source``)."""
+        value = self.b.value("constant", [], {"value": np.zeros(0, np.uint8)},
+                             result_type=ir.TensorType(ir.ElemType.U8, (0,)))
+        self._host_strings[value] = (op, list(inputs))
+        return value
+
+    def host_string_source(self, value: ir.Value) -> Optional[tuple]:
+        """(host op, its inputs' values) of a ``host_string``, or None."""
+        return self._host_strings.get(value)
 
     def string_value(self, value: ir.Value) -> Optional[np.ndarray]:
         """The strings ``value`` stands for (``string_constant``), or None."""

@@ -48,6 +48,7 @@ from tfc.protos.tensor_pb2 import TensorProto
 from tfc.protos.tensor_shape_pb2 import TensorShapeProto
 from tfc.protos.tensor_slice_pb2 import TensorSliceProto
 from tfc.protos.tensorflow_server_pb2 import ServerDef
+from tfc.protos.trackable_object_graph_pb2 import RegisteredSaver, TrackableObjectGraph
 from tfc.protos.types_pb2 import DataType
 from tfc.protos.versions_pb2 import VersionDef
 
@@ -79,6 +80,7 @@ __all__ = [
     "TensorShapeProto",
     "TensorSliceProto",
     "ServerDef",
+    "TrackableObjectGraph", "RegisteredSaver",
     "DataType",
     "VersionDef",
 ] + list(_types_pb2.DataType.keys())

@@ -43,6 +43,8 @@ def runs_on_host(op, forced=frozenset()) -> bool:
     entry = lookup_op_type(op.type)
     if getattr(entry, "host", None) is None or getattr(entry, "host_effect", False):
         return False
+    if getattr(entry, "host_call_in_control_flow", False) and op._get_control_flow_context() is not None:
+        return False  # compiled as a host_call of the program (tf.print in a branch or a loop)
     if getattr(entry, "host_only", False):
         return True
     tensors = list(op.inputs) + list(op.outputs)
@@ -222,20 +224,23 @@ def _run_host_ops(ops, values: dict) -> None:
             values[t] = value if isinstance(value, np.ndarray) else np.asarray(value)
 
 
-def run_host_call(op, positions: list, arrays: list) -> None:
-    """The host side of ``op`` where a compiled program called back (``host_call``, see
-    host_calls.py): input ``positions[k]`` is ``arrays[k]``; the others are constants
-    (string data of a tf.Print), read from the graph, or inputs the host side does not
-    read (None). Its outputs are the program's."""
+def run_host_call(ops: list, given: dict) -> None:
+    """The host sides of ``ops``, in order, where a compiled program called back
+    (``host_call``, see host_calls.py): ``given`` maps tensors to the values the program
+    passed; other inputs are constants (string data of a tf.Print), read from the graph,
+    outputs of the ops before (tf.print's StringFormat), or inputs the host side does not
+    read (None). Their outputs are not the program's."""
     from tfc.frontend.tensor_util import const_op_value
 
-    given = dict(zip(positions, arrays))
-    inputs = []
-    for i, t in enumerate(op.inputs):
-        if i in given:
-            inputs.append(given[i])
-        elif t.op.type == "Const":
-            inputs.append(const_op_value(t.op))
-        else:  # an input the host side does not read (tf.Print's passed-through value)
-            inputs.append(None)
-    lookup_op_type(op.type).host(op, *inputs)
+    values = dict(given)
+    for op in ops:
+        inputs = []
+        for t in op.inputs:
+            if t in values:
+                inputs.append(values[t])
+            elif t.op.type == "Const":
+                inputs.append(const_op_value(t.op))
+            else:  # an input the host side does not read (tf.Print's passed-through value)
+                inputs.append(None)
+        outputs = lookup_op_type(op.type).host(op, *inputs)
+        values.update(zip(op.outputs, [] if outputs is None else list(outputs)))

@@ -3,10 +3,11 @@
 A program with host calls holds a pointer ``tfc_host_callback``; ``HostCalls.install``
 points it at a ctypes callback of this executable. When the program reaches host call
 ``number``, the callback copies the operands out of the program's buffers (their element
-types and ranks are in the description; their dims come with the call), finds the graph op
-by name (the executable's ``op_resolver``, set by the Session that compiled it) and runs
-that op's host side (``tfc.runtime.host.run_host_call``), on the calling thread: the
-program waits, so a tf.Print inside a while loop prints once per iteration, in order.
+types and ranks are in the description; their dims come with the call) and hands them to
+the handler with the call's graph op and tensor names. In a Session the handler finds
+those ops and tensors in the graph by name (the executable's ``op_resolver``) and runs the
+ops' host sides (``tfc.runtime.host.run_host_call``), on the calling thread: the program
+waits, so a tf.Print inside a while loop prints once per iteration, in order.
 
 An exception raised by the host side is kept (per thread) and the callback returns
 ``HOST_CALL_FAILED``; the program stops there and the executable re-raises the exception.
@@ -27,19 +28,19 @@ CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(ctype
 
 
 class HostCalls:
-    """``calls``: per host call, (graph op name, its input positions, [(element type, rank)]);
-    ``handler(name, positions, arrays)`` runs one (``graph_handler``'s, in a Session)."""
+    """``calls``: per host call, (graph op names, graph tensor names, [(element type, rank)]);
+    ``handler(ops, tensors, arrays)`` runs one (``graph_handler``'s, in a Session)."""
 
-    def __init__(self, calls: list, handler: Callable[[str, list, list], None]):
-        self.calls = [(name, list(positions), [(ir.ElemType(elem), int(rank)) for elem, rank in operands])
-                      for name, positions, operands in calls]
+    def __init__(self, calls: list, handler: Callable[[list, list, list], None]):
+        self.calls = [(list(ops), list(tensors), [(ir.ElemType(elem), int(rank)) for elem, rank in operands])
+                      for ops, tensors, operands in calls]
         self.handler = handler
         self._failures = threading.local()
         self._callback = CALLBACK(self._call)  # kept alive as long as the program may call it
 
     def describe(self) -> list:
-        return [[name, positions, [[elem.value, rank] for elem, rank in operands]]
-                for name, positions, operands in self.calls]
+        return [[ops, tensors, [[elem.value, rank] for elem, rank in operands]]
+                for ops, tensors, operands in self.calls]
 
     def install(self, code) -> None:
         """Point the program's callback pointer (``code``: its CompiledCode) at this object."""
@@ -58,24 +59,31 @@ class HostCalls:
 
     def _call(self, number: int, buffers, dims) -> int:
         try:
-            name, positions, operands = self.calls[number]
-            self.handler(name, positions, _operand_values(operands, buffers, dims))
+            ops, tensors, operands = self.calls[number]
+            self.handler(ops, tensors, _operand_values(operands, buffers, dims))
             return 0
         except BaseException as error:  # noqa: BLE001 - handed back to the caller of the program
             self._failures.error = error
             return HOST_CALL_FAILED
 
 
-
-def graph_handler(resolve: Callable[[str], object]) -> Callable[[str, list, list], None]:
-    """A handler running the host side of the graph op of that name (``resolve``: name -> op)."""
+def graph_handler(resolve: Callable[[str], object]) -> Callable[[list, list, list], None]:
+    """A handler running the host sides of the graph ops of those names (``resolve``:
+    op name -> op), given the values of the named tensors."""
     from .host import run_host_call
 
-    def handle(name: str, positions: list, arrays: list) -> None:
+    def find(name: str):
         op = resolve(name)
         if op is None:
             raise RuntimeError(f"the program calls back the host for '{name}', which its graph does not have")
-        run_host_call(op, positions, arrays)
+        return op
+
+    def handle(ops: list, tensors: list, arrays: list) -> None:
+        given = {}
+        for name, array in zip(tensors, arrays):
+            op_name, _, index = name.rpartition(":")
+            given[find(op_name).outputs[int(index)]] = array
+        run_host_call([find(name) for name in ops], given)
 
     return handle
 

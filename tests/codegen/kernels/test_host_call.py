@@ -22,7 +22,7 @@ LOOP = func(
     "  yield %p",
     "} {",
     "^(%i: i32[], %acc: f32[s0], %lim: i32[]):",
-    "  host_call %i, %acc {op=\"loop/Print\", inputs=[1, 2]}",
+    "  host_call %i, %acc {ops=[\"loop/Print\"], tensors=[\"loop/i:0\", \"loop/acc:0\"]}",
     "  %one = constant dense<1> : i32[]",
     "  %i2 = add %i, %one : i32[]",
     "  %acc2 = add %acc, %acc : f32[s0]",
@@ -32,8 +32,8 @@ LOOP = func(
 
 
 def _recorder(calls: list):
-    def record(name, positions, arrays):
-        calls.append((name, list(positions), [a.tolist() for a in arrays]))
+    def record(ops, tensors, arrays):
+        calls.append((list(ops), list(tensors), [a.tolist() for a in arrays]))
 
     return record
 
@@ -49,14 +49,15 @@ def test_loop_calls_back_once_per_iteration_like_the_evaluator(n):
     np.testing.assert_array_equal(got[0], expected[0])
     assert got_calls == expected_calls
     assert [call[2][0] for call in got_calls] == list(range(n))
-    assert got_calls[-1:] == ([("loop/Print", [1, 2], [n - 1, (x * 2 ** (n - 1)).tolist()])] if n else [])
+    assert got_calls[-1:] == ([(["loop/Print"], ["loop/i:0", "loop/acc:0"], [n - 1, (x * 2 ** (n - 1)).tolist()])]
+                              if n else [])
 
 
 def test_host_side_exception_stops_the_program_and_is_raised():
     executable = compile_module(ir.parse(LOOP)).executable
     seen = []
 
-    def fail_on_second(name, positions, arrays):
+    def fail_on_second(ops, tensors, arrays):
         seen.append(int(arrays[0]))
         if len(seen) == 2:
             raise KeyError("from the host")
@@ -71,7 +72,7 @@ def test_host_side_exception_stops_the_program_and_is_raised():
 
 def test_printed_ir_round_trips():
     printed = ir.print_module(ir.parse(LOOP))
-    assert '    host_call %i, %acc {inputs=[1, 2], op="loop/Print"}\n' in printed
+    assert '    host_call %i, %acc {ops=["loop/Print"], tensors=["loop/i:0", "loop/acc:0"]}\n' in printed
     assert ir.print_module(ir.parse(printed)) == printed
 
 

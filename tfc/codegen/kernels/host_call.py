@@ -40,11 +40,11 @@ def _entry_alloca(b: ll.IRBuilder, element, count: int, name: str):
 
 def emit_host_call(program, main, index: int, op: ir.Operation) -> None:
     if not program.host_calls_allowed:
-        raise CodegenError(f"host_call of '{op.attrs['op']}': this target has no runtime to call back "
+        raise CodegenError(f"host_call of '{op.attrs['ops'][-1]}': this target has no runtime to call back "
                            "(ahead-of-time artifacts and the GPU run without Python)")
     b = main.b
     number = len(program.host_calls)
-    program.host_calls.append((op.attrs["op"], list(op.attrs["inputs"]),
+    program.host_calls.append((list(op.attrs["ops"]), list(op.attrs["tensors"]),
                                [(t.type.elem.value, t.type.rank) for t in op.operands]))
     buffers = _entry_alloca(b, I8P, len(op.operands), f"host{number}.buffers")
     total_rank = sum(t.type.rank for t in op.operands)

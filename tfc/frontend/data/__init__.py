@@ -6,7 +6,9 @@ Modules, one concern each:
 - ``dataset``: ``tf.data.Dataset`` (graph building: TF's dataset ops and attrs);
 - ``dataset_ops``: those ops as host ops building the run-time pipeline;
 - ``pipeline``, ``batching``, ``shuffle``, ``prefetch``, ``mapping``: the pipeline at run
-  time, Python objects over numpy arrays handing out chunks of elements;
+  time, Python objects over numpy arrays handing out chunks of elements (``batching``
+  also makes ``window``'s datasets; ``mapping`` runs ``interleave`` on a thread pool);
+- ``file_cache``: ``cache(filename)``, the cache on disk in TF's tensor-bundle layout;
 - ``functions``, ``vectorize``: user functions traced once into graphs, run by tfc's
   compiler per element or rewritten for a whole chunk;
 - ``iterator``: ``tf.data.Iterator`` and the iterator ops (state kept per session);
@@ -42,10 +44,20 @@ def _shuffle_and_repeat(buffer_size, count=None, seed=None):
     return lambda dataset: dataset.shuffle(buffer_size, seed).repeat(count)
 
 
+def _parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False, buffer_output_elements=None,
+                         prefetch_input_elements=None):
+    """``tf.data.experimental.parallel_interleave``: ``cycle_length`` input elements' datasets
+    read in parallel, ``block_length`` elements from each in turn (``sloppy``: in the order
+    they are ready)."""
+    return lambda dataset: dataset._parallel_interleave(map_func, cycle_length, block_length, sloppy,
+                                                        buffer_output_elements, prefetch_input_elements)
+
+
 _experimental = types.ModuleType("tfc.data.experimental", "tf.data.experimental (the few names tfc has).")
 _experimental.__dict__.update(AUTOTUNE=AUTOTUNE, INFINITE_CARDINALITY=INFINITE_CARDINALITY,
                               UNKNOWN_CARDINALITY=UNKNOWN_CARDINALITY, unbatch=_unbatch,
-                              map_and_batch=_map_and_batch, shuffle_and_repeat=_shuffle_and_repeat)
+                              map_and_batch=_map_and_batch, shuffle_and_repeat=_shuffle_and_repeat,
+                              parallel_interleave=_parallel_interleave)
 
 EXPORTS = {
     "Dataset": Dataset, "Iterator": Iterator, "TextLineDataset": TextLineDataset,

@@ -1,16 +1,19 @@
-"""``batch``, ``padded_batch`` and ``unbatch`` at run time (see pipeline.py for chunks).
+"""``batch``, ``padded_batch``, ``unbatch`` and ``window`` at run time (see pipeline.py for chunks).
 
 A batch is read as whole chunks: slicing 128 rows out of ``from_tensor_slices`` arrays is
 one numpy copy, and chunks of single elements are concatenated in one call. Errors are
 TF's: elements of different shapes cannot be batched, padding cannot shrink an element,
 unbatching needs the same batch size in every component.
+
+A window is a dataset per component: its element chunk holds one ``variant`` (object)
+array per component, each item a :class:`WindowValues` node over the window's values.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import errors
-from .pipeline import Iter, Node, Reader, chunk_size, element
+from .pipeline import Iter, Node, Reader, _ListIter, chunk_size, element, read_only
 
 
 def _shape_text(shape) -> str:
@@ -157,6 +160,94 @@ class _UnbatchIter(Iter):
             n = chunk_size(chunk) * sizes[0]
             if n:
                 return [a.reshape((n,) + a.shape[2:]) for a in chunk]
+
+    def close(self):
+        self.reader.close()
+
+
+class Window(Node):
+    """``window(size, shift, stride, drop_remainder)``, as TF's WindowDatasetOp: a buffer of
+    ``(size - 1) * stride + 1`` input elements; each window takes every ``stride``-th of
+    them, then the buffer drops ``shift`` elements (reading past the buffer's end when
+    ``shift`` is larger). Without ``drop_remainder`` the last windows may be short."""
+
+    def __init__(self, input_node: Node, size: int, shift: int, stride: int, drop_remainder: bool, op=None):
+        self.input = input_node
+        self.size, self.shift, self.stride = int(size), int(shift), int(stride)
+        self.drop_remainder = bool(drop_remainder)
+        for name, value in (("Window size", self.size), ("Window shift", self.shift),
+                            ("Window stride", self.stride)):
+            if value <= 0:
+                raise errors.InvalidArgumentError(None, op, f"{name} must be greater than zero.")
+
+    def iterator(self):
+        return _WindowIter(self)
+
+
+class WindowValues(Node):
+    """One component of one window: its values as chunks (one chunk when their shapes agree)."""
+
+    def __init__(self, values: list):
+        self.count = len(values)
+        if values and all(v.shape == values[0].shape for v in values):
+            self.chunks = [[read_only(np.stack(values))]]
+        else:
+            self.chunks = [[read_only(np.asarray(v)[None])] for v in values]
+
+    def iterator(self):
+        return _ListIter(self.chunks)
+
+    def __repr__(self) -> str:
+        return f"<tf.data window of {self.count} elements>"
+
+
+class _WindowIter(Iter):
+    def __init__(self, node: Window):
+        self.node = node
+        self.reader = Reader(node.input.iterator())
+        self.buffer: list = []  # elements (lists of arrays), oldest first
+        self.exhausted = False
+        self.target = (node.size - 1) * node.stride + 1
+
+    def _read(self, count: int) -> list:
+        """Up to ``count`` more input elements (fewer at the end of the input)."""
+        out = []
+        while len(out) < count and not self.exhausted:
+            chunk = self.reader.read(count - len(out))
+            if chunk is None:
+                self.exhausted = True
+                self.reader.close()
+                break
+            out.extend(element(chunk, i) for i in range(chunk_size(chunk)))
+        return out
+
+    def _skip(self, count: int) -> None:
+        while count > 0 and not self.exhausted:
+            chunk = self.reader.read(count)
+            if chunk is None:
+                self.exhausted = True
+                self.reader.close()
+                return
+            count -= chunk_size(chunk)
+
+    def next_chunk(self, limit):
+        node = self.node
+        if len(self.buffer) < self.target:
+            self.buffer.extend(self._read(self.target - len(self.buffer)))
+        if not self.buffer or (node.drop_remainder and len(self.buffer) < self.target):
+            return None
+        picked = self.buffer[::node.stride][:node.size]
+        if node.shift >= len(self.buffer):
+            self._skip(node.shift - len(self.buffer))
+            self.buffer = []
+        else:
+            del self.buffer[:node.shift]
+        out = []
+        for k in range(len(picked[0])):
+            item = np.empty((1,), dtype=object)
+            item[0] = WindowValues([e[k] for e in picked])
+            out.append(item)
+        return out
 
     def close(self):
         self.reader.close()

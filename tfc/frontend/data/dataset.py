@@ -49,9 +49,10 @@ class Dataset(nest.HasElementStructure):
 
     def __iter__(self):
         if not executing_eagerly():
-            if getattr(get_default_graph(), "_init_scope_graph", None) is not None:
-                raise NotImplementedError("tfc: iterating a tf.data.Dataset inside a defun / tf.function is not "
-                                          "supported; iterate it outside and pass each element in")
+            from .eager import _IN_DEFUN, in_defun
+
+            if in_defun():
+                raise NotImplementedError(_IN_DEFUN)
             raise RuntimeError("__iter__() is only supported inside of tf.function or when eager execution is "
                                "enabled.")
         from .eager import EagerIterator
@@ -189,7 +190,26 @@ class Dataset(nest.HasElementStructure):
                 op_type = "ParallelInterleaveDatasetV2"
                 inputs.append(_int64(num_parallel_calls, "num_parallel_calls"))
         attrs = {"f": function.name, "Targuments": [t.dtype for t in function.captured_tensors]}
+        if num_parallel_calls is not None:
+            attrs["sloppy"] = deterministic is False
         return self._function_op(op_type, inputs, function.dataset_structure, attrs, function)
+
+    def _parallel_interleave(self, map_func, cycle_length, block_length=1, sloppy=False, buffer_output_elements=None,
+                             prefetch_input_elements=None) -> "Dataset":
+        """``tf.data.experimental.parallel_interleave``'s dataset (TF 1.15's ParallelInterleaveDataset)."""
+        function = self._trace(map_func, "tf_data_experimental_parallel_interleave")
+        if function.dataset_structure is None:
+            raise TypeError("`map_func` must return a `Dataset` object.")
+        with self.graph.as_default():
+            inputs = [self._variant_tensor] + function.captured_tensors + [
+                _int64(cycle_length, "cycle_length"), _int64(block_length, "block_length"),
+                convert_to_tensor(sloppy, dtype=dtypes.bool, name="sloppy"),
+                _int64(2 * block_length if buffer_output_elements is None else buffer_output_elements,
+                       "buffer_output_elements"),
+                _int64(2 * cycle_length if prefetch_input_elements is None else prefetch_input_elements,
+                       "prefetch_input_elements")]
+        attrs = {"f": function.name, "Targuments": [t.dtype for t in function.captured_tensors]}
+        return self._function_op("ParallelInterleaveDataset", inputs, function.dataset_structure, attrs, function)
 
     def batch(self, batch_size, drop_remainder=False) -> "Dataset":
         with self.graph.as_default():
@@ -239,6 +259,17 @@ class Dataset(nest.HasElementStructure):
             return nest.Spec(spec.dtype, spec.shape[1:])
 
         return self._op("UnbatchDataset", [self._variant_tensor], nest.map_structure(unbatched, self._structure))
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False) -> "Dataset":
+        """Windows of ``size`` elements (every ``stride``-th input element), one starting
+        every ``shift`` elements (default ``size``): each element is a nest of datasets,
+        one per component (``DatasetSpec``), as TF's ``WindowDataset`` makes them."""
+        with self.graph.as_default():
+            inputs = [self._variant_tensor, _int64(size, "size"), _int64(size if shift is None else shift, "shift"),
+                      _int64(stride, "stride"),
+                      convert_to_tensor(drop_remainder, dtype=dtypes.bool, name="drop_remainder")]
+        structure = nest.map_structure(lambda spec: nest.DatasetSpec(spec), self._structure)
+        return self._op("WindowDataset", inputs, structure, kind="WindowDataset")
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None) -> "Dataset":
         from ..ops.random_ops import get_seed

@@ -176,16 +176,34 @@ class InterleaveDataset(_DatasetOp):
 
 @register
 class ParallelInterleaveDatasetV2(_DatasetOp):
-    """``interleave(..., num_parallel_calls=n)``: the same order as InterleaveDataset."""
+    """``interleave(..., num_parallel_calls=n)``: the elements' datasets read on n threads;
+    the same order as InterleaveDataset unless ``sloppy`` (``deterministic=False``)."""
 
     inputs = ["input_dataset: variant", "other_arguments: Targuments", "cycle_length: int64", "block_length: int64",
               "num_parallel_calls: int64"]
     attrs = dict(_shapes_attrs(), f=Attr("func"), Targuments=Attr("list(type)", []), sloppy=Attr("bool", False))
 
     def host(op, dataset, *rest):
-        *captured, cycle_length, block_length, _ = rest
-        return [variant(mapping.Interleave(node_of(dataset), _function(op, "f"), captured, cycle_length,
-                                           block_length, op))]
+        *captured, cycle_length, block_length, num_parallel_calls = rest
+        return [variant(mapping.ParallelInterleave(node_of(dataset), _function(op, "f"), captured, cycle_length,
+                                                   block_length, num_parallel_calls,
+                                                   deterministic=not op._attrs["sloppy"], op=op))]
+
+
+@register
+class ParallelInterleaveDataset(_DatasetOp):
+    """``tf.data.experimental.parallel_interleave`` (TF 1.15's op): ``sloppy`` is an input;
+    ``buffer_output_elements`` is the one block each element reads ahead."""
+
+    inputs = ["input_dataset: variant", "other_arguments: Targuments", "cycle_length: int64", "block_length: int64",
+              "sloppy: bool", "buffer_output_elements: int64", "prefetch_input_elements: int64"]
+    attrs = dict(_shapes_attrs(), f=Attr("func"), Targuments=Attr("list(type)", []))
+
+    def host(op, dataset, *rest):
+        *captured, cycle_length, block_length, sloppy, _, prefetch_input_elements = rest
+        return [variant(mapping.ParallelInterleave(node_of(dataset), _function(op, "f"), captured, cycle_length,
+                                                   block_length, cycle_length, deterministic=not bool(sloppy), op=op,
+                                                   legacy=True, prefetch_input_elements=prefetch_input_elements))]
 
 
 @register
@@ -217,6 +235,15 @@ class UnbatchDataset(_DatasetOp):
 
     def host(op, dataset):
         return [variant(batching.Unbatch(node_of(dataset), op))]
+
+
+@register
+class WindowDataset(_DatasetOp):
+    inputs = ["input_dataset: variant", "size: int64", "shift: int64", "stride: int64", "drop_remainder: bool"]
+    attrs = _shapes_attrs()
+
+    def host(op, dataset, size, shift, stride, drop_remainder):
+        return [variant(batching.Window(node_of(dataset), size, shift, stride, drop_remainder, op))]
 
 
 @register
@@ -288,4 +315,11 @@ class CacheDataset(_DatasetOp):
     attrs = _shapes_attrs()
 
     def host(op, dataset, filename):
+        filename = np.asarray(filename, dtype=object)[()]
+        filename = filename.decode() if isinstance(filename, bytes) else str(filename)
+        if filename:  # on disk (file_cache.py)
+            from .file_cache import FileCache
+
+            return [variant(FileCache(node_of(dataset), filename, op._attrs["output_types"],
+                                      op._attrs["output_shapes"], op))]
         return [variant(pipeline.Cache(node_of(dataset)))]

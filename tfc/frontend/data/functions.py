@@ -123,9 +123,12 @@ def trace(fn, input_structure, transformation: str, outer: Graph) -> "TracedFunc
 
     graph = FunctionGraph(outer, _function_name(fn, transformation))
     with graph.as_default():
-        flat_inputs = [placeholder(spec.dtype, spec.shape, name=f"args_{i}")
-                       for i, spec in enumerate(nest.flatten(input_structure))]
-        args = nest.pack_sequence_as(input_structure, flat_inputs)
+        flat_specs = nest.flatten(input_structure)
+        flat_inputs = [placeholder(spec.dtype, spec.shape, name=f"args_{i}") for i, spec in enumerate(flat_specs)]
+        # a dataset component (a window) is a Dataset over its variant placeholder
+        args = nest.pack_sequence_as(input_structure, [
+            Dataset(t, spec.element, "_VariantDataset") if isinstance(spec, nest.DatasetSpec) else t
+            for t, spec in zip(flat_inputs, flat_specs)])
         result = fn(*args) if type(args) is tuple else fn(args)
         result = nest.normalize_function_result(result)
         dataset_structure = None
@@ -165,11 +168,12 @@ class Program:
     def _program(self):
         with self._lock:
             if self._compiled is False:
-                self._compiled = _compile(self.graph, self.feeds, self.outputs)
-                if self._compiled is None:
+                compiled = _compile(self.graph, self.feeds, self.outputs)
+                if compiled is None:
                     from tfc.runtime.session import Session
 
                     self._session = Session(graph=self.graph)
+                self._compiled = compiled  # published last: other threads read it without the lock
             return self._compiled
 
     def run(self, values: list) -> list:

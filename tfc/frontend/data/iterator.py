@@ -260,7 +260,10 @@ class IteratorGetNext(_IteratorOp):
         return list(op._attrs["output_shapes"])
 
     def host(op, handle):
-        return _resource(_handle_of(handle), op).get_next(op)
+        handle = _handle_of(handle)
+        if not isinstance(handle, _Handle):  # an eager iterator read by a defun's program (eager.py)
+            return handle.eager_get_next(op)
+        return _resource(handle, op).get_next(op)
 
 
 @register
@@ -343,7 +346,12 @@ class Iterator(nest.HasElementStructure):
         with graph.as_default(), colocate_with(self._iterator_resource.op):
             op = graph.create_op("IteratorGetNext", [self._iterator_resource], name=name or "IteratorGetNext",
                                  attrs=_structure_attrs(self._structure, None))
-        return nest.pack_sequence_as(self._structure, op.outputs)
+        outputs = op.outputs
+        if nest.has_datasets(self._structure):  # windows: Datasets over the variant outputs
+            from .eager import wrap_datasets
+
+            outputs = wrap_datasets(self._structure, outputs)
+        return nest.pack_sequence_as(self._structure, outputs)
 
     def string_handle(self, name=None):
         if name is None:

@@ -379,11 +379,14 @@ class _TakeIter(Iter):
     def __init__(self, it: Iter, count: int):
         self.reader = Reader(it)
         self.left = count if count >= 0 else None
+        self.closed = False
 
     def next_chunk(self, limit):
         if self.left is None:
             return self.reader.read(limit)
         if self.left <= 0:
+            if not self.closed:  # done: the input's pass ends now (TF resets it), a cache's too
+                self.close()
             return None
         chunk = self.reader.read(min(limit, self.left))
         if chunk is not None:
@@ -391,6 +394,7 @@ class _TakeIter(Iter):
         return chunk
 
     def close(self):
+        self.closed = True
         self.reader.close()
 
 
@@ -422,7 +426,7 @@ class _SkipIter(Iter):
 
 class Cache(Node):
     """``cache()`` in memory: the first complete pass is recorded, later passes replay it
-    (a pass left unfinished records nothing, as in TF)."""
+    (a pass left unfinished records nothing, as in TF). ``cache(filename)``: file_cache.py."""
 
     def __init__(self, input_node: Node):
         self.input = input_node

@@ -13,13 +13,16 @@ Random numbers come from numpy's PCG64 seeded with (seed, seed2) and, with
 ``reshuffle_each_iteration``, the number of passes started so far: the same seeds give
 the same orders, each pass (epoch under ``repeat``) a new one, but not TensorFlow's
 permutation. Without seeds the orders differ from run to run, as in TF.
+
+Shuffling ``from_tensor_slices`` directly shuffles row numbers instead (the same draws,
+the same order) and gathers each output chunk from the source arrays in one step.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import errors
-from .pipeline import Iter, Node, Reader, chunk_size, element
+from .pipeline import Iter, Node, Range, Reader, TensorSlices, chunk_size, element
 
 
 class Shuffle(Node):
@@ -41,12 +44,34 @@ class Shuffle(Node):
         return np.random.Generator(np.random.PCG64(self.seeds))
 
     def iterator(self):
+        if isinstance(self.input, TensorSlices):  # shuffle row numbers, gather the rows once
+            return _GatherIter(_ShuffleIter(self, Range(0, self.input.size, 1)), self.input.components)
         return _ShuffleIter(self)
 
 
+class _GatherIter(Iter):
+    """``from_tensor_slices(...).shuffle(...)``: the shuffle runs on row numbers (the same
+    draws, so the same order as shuffling the rows) and each output chunk is one gather
+    from the source arrays, instead of copying every row into the buffer and out again."""
+
+    def __init__(self, rows: Iter, components: list):
+        self.rows = rows
+        self.components = components
+
+    def next_chunk(self, limit):
+        chunk = self.rows.next_chunk(limit)
+        if chunk is None:
+            return None
+        index = chunk[0]
+        return [c[index] for c in self.components]
+
+    def close(self):
+        self.rows.close()
+
+
 class _ShuffleIter(Iter):
-    def __init__(self, node: Shuffle):
-        self.reader = Reader(node.input.iterator())
+    def __init__(self, node: Shuffle, input_node: Node = None):
+        self.reader = Reader((input_node or node.input).iterator())
         self.rng = node.new_rng()
         self.size = node.buffer_size
         self.buffer = None  # one array per component (array mode), capacity grows up to size

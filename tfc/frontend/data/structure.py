@@ -31,6 +31,39 @@ class Spec:
         return f"Spec({self.dtype.name}, {self.shape})"
 
 
+class DatasetSpec(Spec):
+    """A component that is itself a dataset (``window``'s elements): one ``variant`` scalar
+    at run time (a pipeline Node), ``element`` the nest of Specs of *its* elements. TF
+    answers it for ``output_types``, ``output_shapes`` and ``output_classes`` alike."""
+
+    __slots__ = ("element",)
+
+    def __init__(self, element, shape=()):
+        super().__init__(dtypes.variant, shape)
+        self.element = element
+
+    @property
+    def element_spec(self):
+        return tensor_specs(self.element)
+
+    def _key(self):
+        return (repr(self.element_spec), self.shape.as_list() if self.shape.ndims is not None else None)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DatasetSpec) and self._key() == other._key()
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+    def __repr__(self) -> str:
+        return f"DatasetSpec({_text(self.element_spec)}, {self.shape!r})"
+
+    __str__ = __repr__
+
+
 def _is_namedtuple(value) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
@@ -138,28 +171,42 @@ def normalize_function_result(value):
 
 # -- specs ----------------------------------------------------------------------------------
 def types_of(structure):
-    return map_structure(lambda spec: spec.dtype, structure)
+    return map_structure(lambda spec: spec if isinstance(spec, DatasetSpec) else spec.dtype, structure)
 
 
 def shapes_of(structure):
-    return map_structure(lambda spec: spec.shape, structure)
+    return map_structure(lambda spec: spec if isinstance(spec, DatasetSpec) else spec.shape, structure)
 
 
 def classes_of(structure):
     from ..graph import Tensor
 
-    return map_structure(lambda spec: Tensor, structure)
+    return map_structure(lambda spec: spec if isinstance(spec, DatasetSpec) else Tensor, structure)
+
+
+def tensor_specs(structure):
+    """The nest of ``tf.TensorSpec`` (``DatasetSpec`` for dataset components)."""
+    from ..eager.function import TensorSpec
+
+    return map_structure(lambda spec: spec if isinstance(spec, DatasetSpec) else TensorSpec(spec.shape, spec.dtype),
+                         structure)
+
+
+def has_datasets(structure) -> bool:
+    return any(isinstance(spec, DatasetSpec) for spec in flatten(structure))
 
 
 def specs_from(types, shapes):
     """The Spec nest of ``types`` and ``shapes`` (shapes default to unknown; a shape nest may
     stop short of the types' nest, as TF allows for ``from_generator``)."""
     if shapes is None:
-        return map_structure(lambda t: Spec(t, None), types)
+        return map_structure(lambda t: t if isinstance(t, DatasetSpec) else Spec(t, None), types)
     return _specs(types, shapes)
 
 
 def _specs(types, shapes):
+    if isinstance(types, DatasetSpec):  # a window's component: its DatasetSpec is its type and shape
+        return types
     if not is_nested(types):
         return Spec(types, shapes)
     if not is_nested(shapes):
@@ -178,7 +225,12 @@ def flat_shapes(structure) -> list:
 
 def most_specific_compatible(a, b):
     """The Spec nest both ``a`` and ``b`` fit (dims that differ become unknown)."""
-    return map_structure(lambda x, y: Spec(x.dtype, x.shape.most_specific_compatible_shape(y.shape)), a, b)
+    def merged(x, y):
+        if isinstance(x, DatasetSpec) and isinstance(y, DatasetSpec):
+            return DatasetSpec(most_specific_compatible(x.element, y.element))
+        return Spec(x.dtype, x.shape.most_specific_compatible_shape(y.shape))
+
+    return map_structure(merged, a, b)
 
 
 def type_text(structure) -> str:
@@ -188,6 +240,8 @@ def type_text(structure) -> str:
 
 def _text(value) -> str:
     if isinstance(value, dtypes.DType):
+        return repr(value)
+    if isinstance(value, DatasetSpec) or type(value).__name__ == "TensorSpec":
         return repr(value)
     if isinstance(value, collections.abc.Mapping):
         return "{" + ", ".join(f"{k!r}: {_text(v)}" for k, v in value.items()) + "}"
@@ -215,7 +269,5 @@ class HasElementStructure:
 
     @property
     def element_spec(self):
-        """The element's nest of ``tf.TensorSpec``."""
-        from ..eager.function import TensorSpec
-
-        return map_structure(lambda spec: TensorSpec(spec.shape, spec.dtype), self._structure)
+        """The element's nest of ``tf.TensorSpec`` (``DatasetSpec`` for dataset components)."""
+        return tensor_specs(self._structure)

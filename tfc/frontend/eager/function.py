@@ -16,6 +16,11 @@ traced graph with ``tf.gradients``, and variables created there (an optimizer's 
 the first call) are lifted out and made eagerly, as TF's init_scope does. A defun called
 from another trace is inlined. While a GradientTape records, a call runs the Python
 function eagerly op by op, so the tape sees its ops.
+
+An eager tf.data iterator passed as an argument (calls with iterators of the same element
+structure share a trace) or closed over is a ``resource`` placeholder fed with its handle
+at each call; ``next(it)`` / ``it.get_next()`` in the trace is an ``IteratorGetNext`` op
+that reads the iterator's next element every time the function runs (tfc/frontend/data/eager.py).
 """
 from __future__ import annotations
 
@@ -64,6 +69,7 @@ class FuncGraph(Graph):
         self.captured_variables: dict = {}  # id(variable) -> (variable, ref, read)
         self.variables_by_op: dict = {}  # VariableV2 op name -> variable
         self._captured_tensors: dict = {}  # id(EagerTensor) -> (tensor, constant)
+        self.fed_captures: list = []  # [(EagerTensor, placeholder)]: resources fed at each call
         self._last_write: dict = {}  # VariableV2 op name -> the last op that wrote it
         self._reads: dict = {}  # VariableV2 op name -> the reads since
 
@@ -143,7 +149,28 @@ class FuncGraph(Graph):
                     other._control_flow_context is op._control_flow_context:
                 op._add_control_input(other)
 
+    def capture_by_feed(self, tensor):
+        """A placeholder fed with ``tensor``'s value at each call (a resource such as an eager
+        iterator's handle, which no constant can hold)."""
+        entry = self._captured_tensors.get(id(tensor))
+        if entry is None:
+            from ..ops.array_ops import placeholder
+
+            saved_context = self._control_flow_context
+            self._control_flow_context = None
+            try:
+                with self.as_default(), self.control_dependencies(None), self.name_scope(""):
+                    value = placeholder(tensor.dtype, tensor.shape, name="captured_resource")
+            finally:
+                self._control_flow_context = saved_context
+            entry = (tensor, value)
+            self._captured_tensors[id(tensor)] = entry
+            self.fed_captures.append(entry)
+        return entry[1]
+
     def capture_eager_tensor(self, tensor):
+        if tensor.dtype.base_dtype in (dtypes.resource, dtypes.variant) and not isinstance(tensor, EagerRefTensor):
+            return self.capture_by_feed(tensor)
         entry = self._captured_tensors.get(id(tensor))
         if entry is None:
             if isinstance(tensor, EagerRefTensor):
@@ -187,7 +214,15 @@ def _is_variable(value) -> bool:
     return isinstance(value, Variable)
 
 
+def _is_composite(value) -> bool:
+    """An argument passed as a resource tensor and rebuilt in the trace (an eager iterator:
+    ``_defun_key``, ``_defun_tensor``, ``_defun_traced``)."""
+    return hasattr(value, "_defun_traced") and not isinstance(value, type)
+
+
 def _leaf_key(value):
+    if _is_composite(value):
+        return ("C",) + tuple(value._defun_key())
     if isinstance(value, EagerTensor) and not isinstance(value, EagerRefTensor):
         return ("T", value.dtype.name, value._array.shape)
     if isinstance(value, np.ndarray):
@@ -268,6 +303,7 @@ class _VariableBuffers(dict):
 
 
 _EFFECT_TYPES = frozenset({"Assert", "Print", "PrintV2", "PyFunc", "PyFuncStateless", "EagerPyFunc",
+                           "IteratorGetNext",
                            "WriteScalarSummary", "WriteHistogramSummary", "FlushSummaryWriter",
                            "CloseSummaryWriter", "SaveV2"})
 
@@ -367,7 +403,8 @@ class Function:
             tensors = self._signature_arguments(flat)
         else:
             key = tuple([_leaf_key(v) for v in flat])
-            tensors = [v for v in flat if _is_tensor_arg(v)]
+            tensors = [v._defun_tensor() if _is_composite(v) else v for v in flat
+                       if _is_tensor_arg(v) or _is_composite(v)]
         concrete = self._cache.get(key)
         if concrete is None:
             concrete = self._trace(structure, flat)
@@ -375,6 +412,8 @@ class Function:
         self.stats["calls"] += 1
         arrays = [contiguous(t._array if isinstance(t, EagerTensor) else t, d)
                   for t, d in zip(tensors, concrete.np_dtypes)]
+        if concrete.fed:
+            arrays += [t._array for t in concrete.fed]
         results = concrete.run(arrays)
         if concrete.single:
             return results[0]
@@ -411,7 +450,12 @@ class Function:
                     leaves.append(p)
             else:
                 for i, value in enumerate(flat):
-                    if _is_tensor_arg(value):
+                    if _is_composite(value):
+                        resource = value._defun_tensor()
+                        p = placeholder(resource.dtype, resource.shape, name=f"arg{i}")
+                        placeholders.append(p)
+                        leaves.append(value._defun_traced(p))
+                    elif _is_tensor_arg(value):
                         dtype = value.dtype if isinstance(value, EagerTensor) else dtypes.as_dtype(value.dtype)
                         p = placeholder(dtype, value.shape, name=f"arg{i}")
                         placeholders.append(p)
@@ -436,8 +480,11 @@ class Function:
                     flat_outputs.append(("value", leaf))
         targets = _side_effect_ops(graph)
         written = _written_variables(graph)
+        placeholders += [p for _, p in graph.fed_captures]
         compiled, session = _compile(graph, fetches, targets, placeholders, written)
-        return _Concrete(graph, placeholders, returned, flat_outputs, compiled, session, fetches, written, targets)
+        concrete = _Concrete(graph, placeholders, returned, flat_outputs, compiled, session, fetches, written, targets)
+        concrete.fed = [t for t, _ in graph.fed_captures]
+        return concrete
 
     def get_concrete_function(self, *args, **kwargs):
         return self

@@ -69,8 +69,7 @@ class Print(OpType):
 
     def lower(ctx, op, value, *data):
         if op._get_control_flow_context() is not None:  # printed where the program reaches it
-            passed = [(i, v) for i, v in enumerate(data, 1) if ctx.string_value(v) is None]
-            ctx.b.op("host_call", [v for _, v in passed], {"op": op.name, "inputs": [i for i, _ in passed]})
+            _host_call(ctx, [op], op.inputs[1:], data)
         return [value]
 
     def gradient(op, grad):
@@ -88,6 +87,18 @@ class Print(OpType):
         text = message + "".join("[" + program_errors.summarize_value(_host_array(d), summarize) + "]" for d in data)
         _write("stderr", text + "\n")
         return [value]
+
+
+def _host_call(ctx, ops: list, tensors, values) -> None:
+    """A ``host_call`` running ``ops``' host sides on ``values`` (of graph ``tensors``; string
+    constants among them are read from the graph by the host side)."""
+    passed = [(t, v) for t, v in zip(tensors, values) if ctx.string_value(v) is None]
+    ctx.b.op("host_call", [v for _, v in passed], {"ops": [op.name for op in ops],
+                                                   "tensors": [t.name for t, _ in passed]})
+
+
+def _in_control_flow(op) -> bool:
+    return op._get_control_flow_context() is not None
 
 
 def _text(value) -> str:
@@ -111,9 +122,15 @@ class StringFormat(OpType):
              "summarize": Attr("int", 3)}
     host_only = True
     not_differentiable = True
+    host_call_in_control_flow = True  # see PrintV2
 
     def infer(op):
         return [_scalar()]
+
+    def lower(ctx, op, *values):
+        if not _in_control_flow(op):
+            ctx.fail("StringFormat computes a string, which only the host does")
+        return [ctx.host_string(op, values)]
 
     def host(op, *values):
         template = _text(op._attrs["template"])
@@ -147,8 +164,21 @@ class PrintV2(OpType):
     host_only = True
     stateful = True
     not_differentiable = True
+    # inside a tf.cond or a tf.while_loop, it and its StringFormat are a host_call of the
+    # program (printed where the program reaches it); elsewhere host ops after the program
+    host_call_in_control_flow = True
+    takes_string_constants = True
 
     def infer(op):
+        return []
+
+    def lower(ctx, op, value):
+        source = ctx.host_string_source(value)
+        if source is None:  # a string constant: the host side reads it from the graph
+            _host_call(ctx, [op], [], [])
+        else:
+            formatter, values = source
+            _host_call(ctx, [formatter, op], formatter.inputs, values)
         return []
 
     def host(op, value):

@@ -17,6 +17,7 @@ from .. import dtypes
 from ..convert import convert_to_tensor
 from ..graph import GraphKeys, Tensor, colocate_with, control_dependencies, get_collection_ref
 from ..graph import get_default_graph, init_scope, name_scope
+from ..trackable import OptimizerTrackable
 from . import slot_creator
 
 
@@ -113,7 +114,7 @@ def _tape_gradients(loss, var_list, grad_loss) -> list:
     return list(zip(grads, var_list))
 
 
-class Optimizer:
+class Optimizer(OptimizerTrackable):  # OptimizerTrackable: object-based checkpoints
     """Base class for optimizers; subclasses implement _create_slots, _prepare,
     _apply_dense and (optionally) _finish."""
 
@@ -274,6 +275,7 @@ class Optimizer:
         if v is None:
             with colocate(primary):
                 v = Variable(initial_value, name=name, trainable=False)
+            self._handle_deferred_dependencies(name=name, trackable=v)  # restore from a checkpoint waiting for it
             self._non_slot_dict[key] = v
         return v
 
@@ -323,6 +325,7 @@ class Optimizer:
         named_slots = self._slot_dict(slot_name)
         if _var_key(var) not in named_slots:
             named_slots[_var_key(var)] = slot_creator.create_slot(var, val, op_name)
+            self._restore_slot_variable(slot_name, var, named_slots[_var_key(var)])  # checkpoint waiting for it
         return named_slots[_var_key(var)]
 
     def _get_or_make_slot_with_initializer(self, var, initializer, shape, dtype, slot_name, op_name):
@@ -330,12 +333,14 @@ class Optimizer:
         if _var_key(var) not in named_slots:
             named_slots[_var_key(var)] = slot_creator.create_slot_with_initializer(var, initializer, shape, dtype,
                                                                                  op_name)
+            self._restore_slot_variable(slot_name, var, named_slots[_var_key(var)])  # checkpoint waiting for it
         return named_slots[_var_key(var)]
 
     def _zeros_slot(self, var, slot_name, op_name):
         named_slots = self._slot_dict(slot_name)
         if _var_key(var) not in named_slots:
             named_slots[_var_key(var)] = slot_creator.create_zeros_slot(var, op_name)
+            self._restore_slot_variable(slot_name, var, named_slots[_var_key(var)])  # checkpoint waiting for it
         return named_slots[_var_key(var)]
 
     @staticmethod
