@@ -594,7 +594,7 @@ def test_errors_match_tf(eager, tmp_path):
     missing = _fixture("simple/nonexistent")
     with pytest.raises(errors.NotFoundError) as info:
         tf.train.Checkpoint(v=tf.Variable(1.0)).restore(missing)
-    assert info.value.message == _error("missing_path")["message"]
+    assert info.value.message == _error("missing_path")["message"].replace("{FIXTURE}", FIXTURE)
     status = tf.train.Checkpoint(v=tf.Variable([0.0, 0.0, 0.0]), extra=tf.Variable(1.0)).restore(simple)
     for method, name in ((status.assert_consumed, "unmatched_python_object"),
                          (status.assert_existing_objects_matched, "unmatched_existing")):
