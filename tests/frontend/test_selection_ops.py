@@ -200,3 +200,25 @@ def test_sequence_mask(graph):
 def test_gather_of_constant_folds_through_constant_value(graph):
     x = tf.constant(np.arange(6).reshape(2, 3))
     assert shape_of(tf.gather(x, [1, 0])) == [2, 3]
+
+
+def test_range_of_values_known_only_at_run_time():
+    """tf.sequence_mask without maxlen ranges to the lengths' max: the Range runs between
+    stages and the compare after it is compiled with its size bound."""
+    import tfc.compat.v1 as tf
+
+    with tf.Graph().as_default():
+        lengths = tf.placeholder(tf.int32, [None])
+        n = tf.placeholder(tf.int32, [])
+        mask = tf.sequence_mask(lengths)
+        doubled = tf.range(n) * 2
+        floats = tf.range(tf.constant(0.5), tf.cast(n, tf.float32), 0.25)
+        backwards = tf.range(n, 0, 1)
+        with tf.Session() as sess:
+            got_mask = sess.run(mask, {lengths: [1, 3, 2]})
+            got = sess.run([doubled, floats], {n: 2})
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"Requires start <= limit when delta > 0: 3/0"):
+                sess.run(backwards, {n: 3})
+    np.testing.assert_array_equal(got_mask, [[True, False, False], [True, True, True], [True, True, False]])
+    np.testing.assert_array_equal(got[0], [0, 2])
+    np.testing.assert_array_equal(got[1], np.array([0.5, 0.75, 1.0, 1.25, 1.5, 1.75], np.float32))

@@ -631,6 +631,30 @@ class Range(OpType):
 
     lower = _lower_range
     not_differentiable = True
+    # values known only at run time (tf.sequence_mask's max length): the host computes it
+    # between stages of the step (tfc/runtime/host.py); what consumes it is compiled with its
+    # size bound like a feed's
+    host_fallback = True
+
+    def host(op, start, limit, delta):
+        from ..errors import InvalidArgumentError
+
+        dtype = op._attrs["Tidx"]
+        np_dtype = dtype.as_numpy_dtype
+        start, limit, delta = (np.asarray(v, dtype=np_dtype).reshape(-1) for v in (start, limit, delta))
+        for name, value in (("start", start), ("limit", limit), ("delta", delta)):
+            if value.size != 1:
+                raise InvalidArgumentError(None, op, f"{name} must be a scalar, not shape {list(value.shape)}")
+        start, limit, delta = start[0], limit[0], delta[0]
+        try:
+            size = _range_size(start, limit, delta, dtype.is_integer)
+        except ShapeError as error:
+            raise InvalidArgumentError(None, op, str(error)) from None
+        if size == 0:
+            return [np.zeros(0, np_dtype)]
+        steps = np.full(size, delta, dtype=np_dtype)
+        steps[0] = start
+        return [np.cumsum(steps, dtype=np_dtype)]  # TF's ``val += delta``, in order, in the output type
 
 
 _RANGE_DTYPE_HIERARCHY = [dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64]
