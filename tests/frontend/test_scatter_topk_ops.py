@@ -317,3 +317,38 @@ def test_ceil_division_of_an_exact_multiple_is_the_quotient():
     assert dim_ceildiv(dim_mul(s0, 5), 5) == s0
     assert dim_ceildiv(dim_mul(s0, 6), dim_mul(s0, 3)) == 2
     assert dim_ceildiv(7, 2) == 4
+
+
+def test_add_check_numerics_ops_builds_tfs_chain_and_checks_every_float():
+    import tfc.compat.v1 as tf
+
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float32, [None], name="x")
+        y = tf.log(x, name="y")
+        z = tf.reduce_sum(y * 2.0, name="z")
+        tf.cast(x, tf.int32, name="n")  # not a float: not checked
+        check = tf.add_check_numerics_ops()
+        checks = [(op.name, [t.name for t in op.inputs], [c.name for c in op.control_inputs], op.get_attr("message"))
+                  for op in graph.get_operations() if op.type == "CheckNumerics"]
+        with tf.Session() as sess:
+            value = sess.run([z, check], {x: [1.0, 2.0]})[0]
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"y:0 : Tensor had NaN values"):
+                sess.run(check, {x: [1.0, -1.0]})
+    # what TF 2.21's tf.compat.v1.add_check_numerics_ops builds for the same graph
+    assert (check.name, check.type, [c.name for c in check.control_inputs]) == ("group_deps", "NoOp",
+                                                                                 ["CheckNumerics_4"])
+    assert checks == [("CheckNumerics", ["x:0"], [], b"x:0"), ("CheckNumerics_1", ["y:0"], ["CheckNumerics"], b"y:0"),
+                      ("CheckNumerics_2", ["mul/y:0"], ["CheckNumerics_1"], b"mul/y:0"),
+                      ("CheckNumerics_3", ["mul:0"], ["CheckNumerics_2"], b"mul:0"),
+                      ("CheckNumerics_4", ["z:0"], ["CheckNumerics_3"], b"z:0")]
+    assert value == pytest.approx(np.log(2.0) * 2)
+
+
+def test_add_check_numerics_ops_refuses_control_flow():
+    import tfc.compat.v1 as tf
+
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [])
+        tf.cond(p, lambda: tf.constant(1.0), lambda: tf.constant(2.0))
+        with pytest.raises(ValueError, match=r"not compatible with TensorFlow control flow operations"):
+            tf.add_check_numerics_ops()

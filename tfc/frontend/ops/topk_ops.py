@@ -240,7 +240,32 @@ def check_numerics(tensor, message, name=None):
     return apply_op("CheckNumerics", [tensor], {"message": message}, name).outputs[0]
 
 
-TF_EXPORTS = ["check_numerics"]
+def add_check_numerics_ops():
+    """tf.add_check_numerics_ops (TF 1.15's numerics.py): a CheckNumerics on every half,
+    float or double output of the default graph's ops, in creation order, each depending on
+    the one before (so a tensor's inputs are checked first), grouped into one op."""
+    from ..eager.context import executing_eagerly
+    from ..graph import control_dependencies, get_default_graph
+    from .control_flow_ops import group
+
+    if executing_eagerly():
+        raise RuntimeError("add_check_numerics_ops() is not compatible with eager execution. To check for "
+                           "Inf's and NaN's under eager execution, call tf.debugging.enable_check_numerics() "
+                           "before executing the checked operations.")
+    checks = []
+    for op in get_default_graph().get_operations():
+        for output in op.outputs:
+            if output.dtype.base_dtype not in (dtypes.float16, dtypes.float32, dtypes.float64):
+                continue
+            if op._get_control_flow_context() is not None:
+                raise ValueError("`tf.add_check_numerics_ops() is not compatible with TensorFlow control flow "
+                                 "operations such as `tf.cond()` or `tf.while_loop()`.")
+            with control_dependencies(checks):
+                checks = [check_numerics(output, message=f"{op.name}:{output.value_index}")]
+    return group(*checks)
+
+
+TF_EXPORTS = ["check_numerics", "add_check_numerics_ops"]
 NN_EXPORTS = ["top_k", "in_top_k"]
 MATH_EXPORTS = ["top_k", "in_top_k"]
 DEBUGGING_EXPORTS = ["check_numerics"]
