@@ -167,7 +167,7 @@ def test_ir_parser_raises_only_parse_errors():
         _parse_ir(text)
     escapes = Escapes("IR parser")
     rng = np.random.default_rng(18)
-    for case in range(1000):
+    for case in range(600):
         text = sources[case % len(sources)]
         for _ in range(int(rng.integers(1, 3))):
             text = mutate_text(rng, text)

@@ -283,7 +283,7 @@ def assert_same(expected: list, got: list, stage: str, batch: int) -> None:
             np.testing.assert_array_equal(g, e, err_msg=where)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(), st.integers(0, 2**32 - 1), st.booleans())
 def test_every_stage_of_simplify_preserves_values(text, seed, specials):
     module = parse_module(text)
