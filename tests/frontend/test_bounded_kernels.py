@@ -141,3 +141,16 @@ def test_string_unique_stays_on_host():
         with tf.Session() as sess:
             got_y, got_idx = sess.run([y, idx], {words: [b"b", b"a", b"b"]})
     assert list(got_y) == [b"b", b"a"] and list(got_idx) == [0, 1, 0]
+
+
+def test_where_inside_a_loop_is_refused_with_the_reason():
+    from tfc.passes.lower import UnsupportedOpsError
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None])
+        p = tf.placeholder(tf.bool, [])
+        out = tf.cond(p, lambda: tf.reduce_sum(tf.boolean_mask(x, x > 0)), lambda: tf.constant(0.0))
+        with tf.Session() as sess:
+            with pytest.raises(UnsupportedOpsError, match=r"'cond/boolean_mask/Where' \(Where\) at .*: Where \(tf.where "
+                                                          r"with only a condition\) inside a tf.cond or tf.while_loop"):
+                sess.run(out, {x: [1.0, -1.0], p: True})

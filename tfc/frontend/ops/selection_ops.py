@@ -118,6 +118,11 @@ def _lower_where(ctx, op, condition):
     if known is not None and not ic.is_symbolic(known):
         known = np.asarray(known).reshape(tuple(condition.type.shape))
         return ctx.constant(np.argwhere(known != 0).astype(np.int64).reshape(-1, known.ndim), ir.ElemType.I64)
+    if op._get_control_flow_context() is not None:
+        ctx.fail("Where (tf.where with only a condition) inside a tf.cond or tf.while_loop: its number of rows "
+                 "is known only when it runs, and a compiled branch or loop body has one shape; tfc computes it "
+                 "between the step's compiled stages outside control flow (compute the mask outside the loop, "
+                 "or select with tf.where(cond, x, y))")
     ctx.fail("data-dependent output shape: Where (tf.where with only a condition) returns one row per true "
              "element, so its output size is only known at run time")
 
