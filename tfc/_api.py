@@ -22,7 +22,11 @@ _OP_MODULES = [
     "tfc.frontend.script_ops", "tfc.frontend.ops.string_ops", "tfc.frontend.ops.string_hash_ops",
     "tfc.frontend.lookup_ops", "tfc.frontend.data_flow_ops",
     "tfc.frontend.sparse_tensor", "tfc.frontend.ops.sparse_ops", "tfc.frontend.ops.string_split_ops",
-    "tfc.frontend.ops.sparse_ops_extra",
+    "tfc.frontend.ops.sparse_ops_extra", "tfc.frontend.ops.math_extra_ops",
+    "tfc.frontend.ops.nn_misc_ops",  # swish, crelu, depth_to_space, pool wrappers, max_pool_with_argmax...
+    "tfc.frontend.python_gradients",  # tf.RegisterGradient, NotDifferentiable, AggregationMethod
+    "tfc.frontend.versions", "tfc.frontend.check_ops_extra",  # tf.VERSION...; tf.assert_near, assert_proper_iterable
+    "tfc.frontend.ops.image_extra_ops", "tfc.frontend.ops.string_extra_ops",  # more tf.image, tf.strings
     "tfc.frontend.trackable",  # tf.Module (object-based checkpoints)
 ]
 
@@ -40,19 +44,24 @@ _NAMESPACES = {
     "data": [("tfc.frontend.data", "EXPORTS")],
     "app": [("tfc.frontend.app", "EXPORTS")],
     "flags": [("tfc.frontend.flags", "EXPORTS")],
-    "debugging": [("tfc.frontend.check_ops", "DEBUGGING_EXPORTS"), ("tfc.frontend.ops.topk_ops", "DEBUGGING_EXPORTS")],
+    "debugging": [("tfc.frontend.check_ops", "DEBUGGING_EXPORTS"), ("tfc.frontend.ops.topk_ops", "DEBUGGING_EXPORTS"),
+                  ("tfc.frontend.check_ops_extra", "DEBUGGING_EXPORTS"),
+                  ("tfc.frontend.ops.math_extra_ops", "DEBUGGING_EXPORTS")],
+    "version": [("tfc.frontend.versions", "VERSION_EXPORTS")],
     "logging": [("tfc.frontend.tf_logging", "EXPORTS")],
     "linalg": [("tfc.frontend.ops.matrix_ops", "LINALG_EXPORTS"), ("tfc.frontend.ops.einsum_ops", "LINALG_EXPORTS")],
     "graph_util": [("tfc.frontend.graph_util", "EXPORTS")],
     "saved_model": [("tfc.frontend.saved_model", "EXPORTS")],
     "strings": [("tfc.frontend.ops.string_ops", "STRINGS_EXPORTS"),
                 ("tfc.frontend.ops.string_hash_ops", "STRINGS_EXPORTS"),
-                ("tfc.frontend.ops.string_split_ops", "STRINGS_EXPORTS")],
+                ("tfc.frontend.ops.string_split_ops", "STRINGS_EXPORTS"),
+                ("tfc.frontend.ops.string_extra_ops", "STRINGS_EXPORTS")],
     "lookup": [("tfc.frontend.lookup_ops", "LOOKUP_EXPORTS")],
     "queue": [("tfc.frontend.data_flow_ops", "QUEUE_EXPORTS")],
     "sparse": [("tfc.frontend.sparse_tensor", "SPARSE_EXPORTS"), ("tfc.frontend.ops.sparse_ops", "SPARSE_EXPORTS"),
                ("tfc.frontend.ops.sparse_ops_extra", "SPARSE_EXPORTS")],
-    "image": [("tfc.frontend.image_ops", "EXPORTS"), ("tfc.frontend.ops.image_resize_ops", "IMAGE_EXPORTS")],
+    "image": [("tfc.frontend.image_ops", "EXPORTS"), ("tfc.frontend.ops.image_resize_ops", "IMAGE_EXPORTS"),
+              ("tfc.frontend.ops.image_extra_ops", "IMAGE_EXPORTS")],
 }
 
 _CACHE: dict = {}

@@ -22,7 +22,7 @@ import enum
 from . import dtypes
 from .convert import convert_to_tensor
 from .graph import Operation, Tensor, colocate_with, name_scope
-from .registry import lookup_op_type
+from .python_gradients import gradient_entry
 
 
 class UnconnectedGradients(enum.Enum):
@@ -270,11 +270,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             has_out_grads = any(g is not None for g in out_grads)
             entry = None
             if has_out_grads and op not in stop_ops:
-                entry = lookup_op_type(op.type)
-                if entry.not_differentiable:
-                    entry = None
-                elif entry.gradient is None:
-                    raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
+                # TF's ops.get_gradient_function: tf.RegisterGradient's functions (under the op's
+                # gradient_override_map type), then the op registry; None: not differentiable.
+                entry = gradient_entry(op)
             if loop_state is not None:
                 loop_state.EnterGradWhileContext(op, before=False)
             ctxt = op._control_flow_context

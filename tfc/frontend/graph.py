@@ -371,6 +371,7 @@ class Graph:
         self._device_function_stack: list = []
         self._colocation_stack: list = []
         self._attr_scope_map: dict = {}
+        self._gradient_override_map: dict = {}  # op type -> gradient op type (gradient_override_map)
         self._collections: dict[str, list] = {}
         self._finalized = False
         self._seed: Optional[int] = None
@@ -527,6 +528,9 @@ class Graph:
         attrs = dict(attrs or {})
         for key, value in self._attr_scope_map.items():
             attrs.setdefault(key, value)
+        mapped_op_type = self._gradient_override_map.get(op_type)
+        if mapped_op_type is not None:  # TF's _create_op_helper: the gradient function's op type
+            attrs["_gradient_op_type"] = mapped_op_type
         full_attrs = entry.complete_attrs(attrs, name)
         control = self._control_dependencies_for_inputs([t.op for t in inputs])
         control += [c for c in control_inputs if c not in control]
@@ -556,6 +560,29 @@ class Graph:
             t._consumers.append(op)
         for controller in self._control_dependencies_stack:
             controller.add_op(op)
+
+    @contextlib.contextmanager
+    def gradient_override_map(self, op_type_map: dict):
+        """Ops of the types in ``op_type_map`` created inside take their gradient from the
+        function registered (tf.RegisterGradient) under the mapped name (TF's
+        Graph.gradient_override_map: the op's ``_gradient_op_type`` attr)."""
+        if not isinstance(op_type_map, dict):
+            raise TypeError("op_type_map must be a dictionary mapping strings to strings")
+        saved_mappings = {}
+        for op_type, mapped_op_type in op_type_map.items():
+            if not (isinstance(op_type, str) and isinstance(mapped_op_type, str)):
+                raise TypeError("op_type_map must be a dictionary mapping strings to strings")
+            if op_type in self._gradient_override_map:
+                saved_mappings[op_type] = self._gradient_override_map[op_type]
+            self._gradient_override_map[op_type] = mapped_op_type
+        try:
+            yield
+        finally:
+            for op_type in op_type_map:
+                if op_type in saved_mappings:
+                    self._gradient_override_map[op_type] = saved_mappings[op_type]
+                else:
+                    self._gradient_override_map.pop(op_type, None)
 
     @contextlib.contextmanager
     def _attr_scope(self, attr_map: dict):
