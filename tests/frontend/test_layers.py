@@ -497,6 +497,7 @@ def test_training_with_batch_norm_update_ops(graph):
     rng = np.random.RandomState(1)
     xv = (rng.randn(32, 4) * 3 + 1).astype(F32)
     yv = (np.sin(xv).sum(1, keepdims=True)).astype(F32)
+    tf.set_random_seed(7)  # unseeded initializers draw per session: fix them, so the loss curve is one curve
     x = tf.placeholder(tf.float32, [None, 4])
     labels = tf.placeholder(tf.float32, [None, 1])
     h = tf.layers.batch_normalization(tf.layers.dense(x, 16, activation=tf.nn.relu), training=True)
