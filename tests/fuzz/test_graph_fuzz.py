@@ -19,7 +19,7 @@ from tfc.testing import fuzz
 from tfc.testing.fuzz import Failure, Outcome, Program, check_seed, compare, generate, reproducer, shrink_failure
 from tfc.testing.fuzz_ops import KINDS, Node
 
-SEEDS = range(180)
+SEEDS = range(150)
 MAX_STEPS = 6
 PARALLEL_EVERY = 4
 SHRINK_SECONDS = 20.0
