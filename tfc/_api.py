@@ -28,6 +28,7 @@ _OP_MODULES = [
     "tfc.frontend.versions", "tfc.frontend.check_ops_extra",  # tf.VERSION...; tf.assert_near, assert_proper_iterable
     "tfc.frontend.ops.image_extra_ops", "tfc.frontend.ops.string_extra_ops",  # more tf.image, tf.strings
     "tfc.frontend.trackable",  # tf.Module (object-based checkpoints)
+    "tfc.frontend.file_io",  # tf.read_file, write_file, matching_files (tf.gfile: below)
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
@@ -60,6 +61,7 @@ _NAMESPACES = {
     "queue": [("tfc.frontend.data_flow_ops", "QUEUE_EXPORTS")],
     "sparse": [("tfc.frontend.sparse_tensor", "SPARSE_EXPORTS"), ("tfc.frontend.ops.sparse_ops", "SPARSE_EXPORTS"),
                ("tfc.frontend.ops.sparse_ops_extra", "SPARSE_EXPORTS")],
+    "gfile": [("tfc.frontend.file_io", "GFILE_EXPORTS")],
     "image": [("tfc.frontend.image_ops", "EXPORTS"), ("tfc.frontend.ops.image_resize_ops", "IMAGE_EXPORTS"),
               ("tfc.frontend.ops.image_extra_ops", "IMAGE_EXPORTS")],
 }
@@ -180,6 +182,9 @@ def build() -> dict:
     api["io"] = _namespace("tfc.io", _data.IO_EXPORTS)
     api["python_io"] = _namespace("tfc.python_io", _data.PYTHON_IO_EXPORTS)
     api["io"].__dict__.update(_exports(importlib.import_module("tfc.frontend.data_flow_ops"), "IO_EXPORTS"))
+    file_io = importlib.import_module("tfc.frontend.file_io")
+    api["io"].__dict__.update(_exports(file_io, "IO_EXPORTS"))
+    api["io"].gfile = _namespace("tfc.io.gfile", _exports(file_io, "IO_GFILE_EXPORTS"))
     if "train" in api:
         api["train"].__dict__.update(_data.train_exports())
     # -- end tf.data (graph mode) --
