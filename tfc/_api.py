@@ -29,6 +29,7 @@ _OP_MODULES = [
     "tfc.frontend.ops.image_extra_ops", "tfc.frontend.ops.string_extra_ops",  # more tf.image, tf.strings
     "tfc.frontend.trackable",  # tf.Module (object-based checkpoints)
     "tfc.frontend.file_io",  # tf.read_file, write_file, matching_files (tf.gfile: below)
+    "tfc.frontend.ops.csv_ops",  # tf.decode_csv
 ]
 
 # Sub-namespaces (tf.train, tf.summary...): each gathers the export lists of several
@@ -184,6 +185,7 @@ def build() -> dict:
     api["io"].__dict__.update(_exports(importlib.import_module("tfc.frontend.data_flow_ops"), "IO_EXPORTS"))
     file_io = importlib.import_module("tfc.frontend.file_io")
     api["io"].__dict__.update(_exports(file_io, "IO_EXPORTS"))
+    api["io"].__dict__.update(_exports(importlib.import_module("tfc.frontend.ops.csv_ops"), "IO_EXPORTS"))
     api["io"].gfile = _namespace("tfc.io.gfile", _exports(file_io, "IO_GFILE_EXPORTS"))
     if "train" in api:
         api["train"].__dict__.update(_data.train_exports())
