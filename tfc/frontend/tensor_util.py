@@ -90,8 +90,8 @@ def to_numpy(values, dtype: Optional[dtypes.DType] = None) -> np.ndarray:
             down = array.astype(np.int32)
             if np.array_equal(down, array):
                 array = down
-        elif array.dtype.kind in ("U", "S"):
-            array = array.astype(object)
+        elif array.dtype.kind in ("U", "S"):  # numpy's fixed-width strings drop trailing NULs: keep the objects
+            array = np.array(values, dtype=object)
     if list(array.shape) != _dense_dims(values) and array.dtype != object:
         raise ValueError(f"Argument must be a dense tensor: {values} - got shape {list(array.shape)}, but wanted "
                          f"{_dense_dims(values)}.")

@@ -26,6 +26,11 @@ from ..registry import Attr, OpType, register
 from ..tensor_shape import TensorShape
 
 
+def _tf_type_name(dtype) -> str:
+    """TF's DataTypeString (float, double, int32...)."""
+    return {"float32": "float", "float64": "double", "float16": "half"}.get(dtype.name, dtype.name)
+
+
 class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
     """A dense feature of a known shape (``default_value`` for a missing one)."""
 
@@ -305,12 +310,13 @@ class DecodeRaw(OpType):
             if d is None:
                 raise errors.InvalidArgumentError(None, op, "Input to DecodeRaw has length "
                                                             f"{len(s)} that is not a multiple of {dtype.itemsize}, "
-                                                            "the size of " + out_type.name)
+                                                            "the size of " + _tf_type_name(out_type))
+        for i, s in enumerate(flat):  # TF's kernel: the first string's size, then each one's
+            if len(s) != len(flat[0]):
+                raise errors.InvalidArgumentError(None, op, "DecodeRaw requires input strings to all be the same "
+                                                            f"size, but element {i} has size {len(flat[0])} != "
+                                                            f"{len(s)}")
         sizes = {d.size for d in decoded}
-        if len(sizes) > 1:
-            raise errors.InvalidArgumentError(None, op, "DecodeRaw requires input strings to all be the same size, "
-                                                        f"but element 1 has size {len(flat[1])} != "
-                                                        f"{len(flat[0])}")
         width = sizes.pop() if sizes else 0
         out = np.stack(decoded).astype(out_type.as_numpy_dtype) if decoded else \
             np.zeros((0, 0), out_type.as_numpy_dtype)
