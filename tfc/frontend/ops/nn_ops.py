@@ -812,25 +812,33 @@ def _conv_attrs(op) -> dict:
                                                  "use_cudnn_on_gpu", "data_format")}
 
 
-def _conv2d_grad(op, grad):
-    attrs = _conv_attrs(op)
-    shape_0, shape_1 = array_ops.shape_n([op.inputs[0], op.inputs[1]])
-    return [_gen_out("Conv2DBackpropInput", [shape_0, op.inputs[1], grad], attrs),
-            _gen_out("Conv2DBackpropFilter", [op.inputs[0], shape_1, grad], attrs)]
+def _conv_gradients(forward: str, backprop_input: str, backprop_filter: str, attrs_of) -> tuple:
+    """TF's gradients of a convolution and of its two backprop ops (nn_grad.py's _Conv2DGrad,
+    _Conv2DBackpropInputGrad, _Conv2DBackpropFilterGrad; the 3-D ones have the same shape)."""
+
+    def forward_grad(op, grad):
+        attrs = attrs_of(op)
+        shape_0, shape_1 = array_ops.shape_n([op.inputs[0], op.inputs[1]])
+        return [_gen_out(backprop_input, [shape_0, op.inputs[1], grad], attrs),
+                _gen_out(backprop_filter, [op.inputs[0], shape_1, grad], attrs)]
+
+    def backprop_input_grad(op, grad):
+        attrs = attrs_of(op)
+        return [None,
+                _gen_out(backprop_filter, [grad, array_ops.shape(op.inputs[1]), op.inputs[2]], attrs),
+                _gen_out(forward, [grad, op.inputs[1]], attrs)]
+
+    def backprop_filter_grad(op, grad):
+        attrs = attrs_of(op)
+        return [_gen_out(backprop_input, [array_ops.shape(op.inputs[0]), grad, op.inputs[2]], attrs),
+                None,
+                _gen_out(forward, [op.inputs[0], grad], attrs)]
+
+    return forward_grad, backprop_input_grad, backprop_filter_grad
 
 
-def _conv2d_backprop_input_grad(op, grad):
-    attrs = _conv_attrs(op)
-    return [None,
-            _gen_out("Conv2DBackpropFilter", [grad, array_ops.shape(op.inputs[1]), op.inputs[2]], attrs),
-            _gen_out("Conv2D", [grad, op.inputs[1]], attrs)]
-
-
-def _conv2d_backprop_filter_grad(op, grad):
-    attrs = _conv_attrs(op)
-    return [_gen_out("Conv2DBackpropInput", [array_ops.shape(op.inputs[0]), grad, op.inputs[2]], attrs),
-            None,
-            _gen_out("Conv2D", [op.inputs[0], grad], attrs)]
+_conv2d_grad, _conv2d_backprop_input_grad, _conv2d_backprop_filter_grad = _conv_gradients(
+    "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", _conv_attrs)
 
 
 def _depthwise_attrs(op) -> dict:
@@ -1197,30 +1205,12 @@ def _checked_3d(infer):
     return checked
 
 
-def _conv3d_grad(op, grad):
-    """TF's _Conv3DGrad."""
-    attrs = _conv3d_attrs_of(op)
-    shape_0, shape_1 = array_ops.shape_n([op.inputs[0], op.inputs[1]])
-    return [_gen_out("Conv3DBackpropInputV2", [shape_0, op.inputs[1], grad], attrs),
-            _gen_out("Conv3DBackpropFilterV2", [op.inputs[0], shape_1, grad], attrs)]
-
-
-def _conv3d_backprop_input_grad(op, grad):
-    attrs = _conv3d_attrs_of(op)
-    return [None,
-            _gen_out("Conv3DBackpropFilterV2", [grad, array_ops.shape(op.inputs[1]), op.inputs[2]], attrs),
-            _gen_out("Conv3D", [grad, op.inputs[1]], attrs)]
-
-
-def _conv3d_backprop_filter_grad(op, grad):
-    attrs = _conv3d_attrs_of(op)
-    return [_gen_out("Conv3DBackpropInputV2", [array_ops.shape(op.inputs[0]), grad, op.inputs[2]], attrs),
-            None,
-            _gen_out("Conv3D", [op.inputs[0], grad], attrs)]
-
-
 def _conv3d_attrs_of(op) -> dict:
     return {name: op.get_attr(name) for name in ("dilations", "strides", "padding", "data_format")}
+
+
+_conv3d_grad, _conv3d_backprop_input_grad, _conv3d_backprop_filter_grad = _conv_gradients(
+    "Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", _conv3d_attrs_of)
 
 
 @register
