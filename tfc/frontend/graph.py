@@ -85,6 +85,8 @@ class Tensor:
 
     # Make numpy defer to our operator overloads (np_array + tensor -> tensor).
     __array_priority__ = 100
+    # Equality and hashing are object's (identity, as TF1's graph tensors): in C, they keep
+    # Session.run's lookups of its run plans cheap.
 
     def __init__(self, op: "Operation", value_index: int, dtype: dtypes.DType, shape: TensorShape):
         self._op = op
@@ -141,12 +143,6 @@ class Tensor:
 
     def __repr__(self) -> str:
         return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
-
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __eq__(self, other) -> bool:
-        return self is other
 
     def __bool__(self) -> bool:
         raise TypeError("Using a `tf.Tensor` as a Python `bool` is not allowed. Use `if t is not None:` instead "

@@ -198,7 +198,12 @@ def expand_feeds(feed_dict):
     """``feed_dict`` with each SparseTensor key replaced by its three component tensors, fed
     from a SparseTensorValue or any ``(indices, values, dense_shape)`` sequence (TF zips the
     components with the value). The dict itself when it has no SparseTensor key."""
-    if not feed_dict or not any(isinstance(key, SparseTensor) for key in feed_dict):
+    if not feed_dict:
+        return feed_dict
+    for key in feed_dict:
+        if isinstance(key, SparseTensor):
+            break
+    else:
         return feed_dict
     out = {}
     for key, value in feed_dict.items():

@@ -231,12 +231,6 @@ class Variable(Trackable):  # Trackable: object-based checkpoints (tfc/frontend/
         variable._init_from_def(variable_def, import_scope)
         return variable
 
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __eq__(self, other) -> bool:
-        return self is other
-
     def __iter__(self):
         raise TypeError("'Variable' object is not iterable.")
 

@@ -184,6 +184,7 @@ class Executable:
         self._contexts: list = []  # every context made (for ``runs``)
         self._free: list = []  # the contexts no call is using; list.pop/append are atomic
         self._fast = self._generate_fast_path(fast_path)
+        self._no_kept = (None,) * len(self.outputs)  # (a caller's kept output buffers: runtime/fast_run.py)
         self.host_calls = None
         if host_calls:
             from .host_calls import HostCalls, graph_handler
@@ -334,7 +335,7 @@ class Executable:
 
     def _fast_path_source(self) -> tuple:
         """(source of ``fast``, its globals)."""
-        lines = ["def fast(values, slots, dims_array, cache):"]
+        lines = ["def fast(values, slots, dims_array, cache, kept):"]
         names = [f"v{i}" for i in range(len(self.args))]
         if names:
             lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = values")
@@ -363,7 +364,10 @@ class Executable:
         for j, (elem, result_shape) in enumerate(self.signature.results):
             env[f"O{j}"] = elem.np_dtype
             shape = ", ".join(self._python_dim(dim_str(d)) for d in result_shape)
-            lines.append(f"    o{j} = np_empty(({shape}{',' if len(result_shape) == 1 else ''}), O{j})")
+            lines.append(f"    o{j} = kept[{j}]")
+            lines.append(f"    if o{j} is None:")
+            lines.append(f"        o{j} = np_empty(({shape}{',' if len(result_shape) == 1 else ''}), O{j})")
+            lines.append(f"        slots[{len(names) + j}] = address(o{j})")
             out_names.append(f"o{j}")
         for i, name in enumerate(names):
             lines.append(f"    c = cache[{i}]")
@@ -372,8 +376,6 @@ class Executable:
             lines.append(f"        p = address({name})")
             lines.append(f"        cache[{i}] = ({name}, p)")
             lines.append(f"        slots[{i}] = p")
-        for j, name in enumerate(out_names):
-            lines.append(f"    slots[{len(names) + j}] = address({name})")
         for k, symbol in enumerate(symbol_names):
             lines.append(f"    dims_array[{k}] = {symbol}")
         symbols_tuple = ", ".join(symbol_names) + ("," if len(symbol_names) == 1 else "")
@@ -391,7 +393,7 @@ class Executable:
         except IndexError:
             context = self._new_context()
         try:
-            fast = self._fast(values, context.slots, context.dims, context.cache) \
+            fast = self._fast(values, context.slots, context.dims, context.cache, self._no_kept) \
                 if len(values) == len(self.args) else None
             if fast is None:
                 return self._run_checked(values, context)

@@ -34,6 +34,7 @@ from tfc.passes.lower import UnsupportedOpsError
 from .executable import ShapeBindingError
 from . import step_context
 from .host import plan_step, run_host_ops
+from .fast_run import MISS, fast_run_for
 from .fetch import FetchPlan, to_fetch_value
 
 logger = logging.getLogger("tfc")
@@ -87,9 +88,9 @@ class _Feeder:
             raise TypeError("The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
                             "Python scalars, strings, lists, numpy ndarrays, or TensorHandles. For reference, "
                             f"the tensor object was {value} which was passed to the feed with key {self.tensor}.")
-        if self.check_int and type(value) is int and np.asarray(value, dtype=self.np_dtype) != value:
+        if self.check_int and type(value) is int and not _fits_integer(value, self.np_dtype):
             raise TypeError(f"Type of feed value {value} with type {type(value)} is not compatible with Tensor type "
-                            f"{self.dtype}. Try explicitly setting the type of the feed tensor to a larger type "
+                            f"{self.np_dtype}. Try explicitly setting the type of the feed tensor to a larger type "
                             "(e.g. int64).")
         array = np.asarray(value, dtype=self.np_dtype, order="C")
         if self.is_string:
@@ -110,6 +111,14 @@ class _Feeder:
         return array
 
 
+def _fits_integer(value: int, np_dtype) -> bool:
+    """Whether a Python int converts to ``np_dtype`` unchanged (numpy 2 raises for one out of range)."""
+    try:
+        return np.asarray(value, dtype=np_dtype) == value
+    except OverflowError:
+        return False
+
+
 class _RunPlan:
     """Everything about a run that depends only on its fetch structure and feed keys."""
 
@@ -128,6 +137,8 @@ class _RunPlan:
         self.computed = [self.fetch_plan.tensors[i] for i in self.computed_positions]
         tensors, ops = self.computed, self.fetch_plan.ops
         self.nothing_to_do = not tensors and not ops
+        self.fast = None  # a FastRun, after the first run (tfc/runtime/fast_run.py)
+        self.fast_considered = False
         if session._remote is not None:  # a grpc:// session: the master plans and runs the step
             self.host, self.native_feed_positions, self.native_feeds, self.steps = None, [], [], {}
             return
@@ -317,6 +328,10 @@ class BaseSession:
             plan = _RunPlan(self, fetches, feed_dict or {})
             if structure is not None:
                 self._run_plans[(structure, keys)] = plan
+        elif plan.fast is not None and options is None and run_metadata is None:
+            result = plan.fast(self, feed_dict)
+            if result is not MISS:
+                return result
         arrays = [feeder.convert(value) for feeder, value in zip(plan.feeders, feed_dict.values())] \
             if feed_dict else []
         if self._remote is not None:
@@ -331,6 +346,9 @@ class BaseSession:
                     values = self._execute(plan, arrays)
         if plan.fed_fetches:
             values = _with_fed_fetches(plan, values, list(feed_dict.values()), arrays)
+        if not plan.fast_considered:  # later runs like this one take the fast path (fast_run.py)
+            plan.fast_considered = True
+            plan.fast = fast_run_for(self, plan)
         if plan.single_tensor:
             return values[0]
         return plan.fetch_plan.build(values)
