@@ -16,7 +16,7 @@ BOUNDS = {
     "erf": (6, 0),
 }
 RANGES = {
-    "exp": (-100.0, 100.0), "log": (1e-30, 1e30), "tanh": (-10.0, 10.0), "logistic": (-30.0, 30.0),
+    "exp": (-100.0, 100.0), "log": (1e-30, 1e30), "tanh": (-10.0, 10.0), "logistic": (-110.0, 40.0),
     "expm1": (-5.0, 5.0), "log1p": (-0.99, 10.0), "erf": (-5.0, 5.0),
 }
 REFERENCE = {
@@ -84,3 +84,22 @@ def test_special_values():
     assert np.isnan(log[2]) and np.isnan(log[3]) and np.isnan(log[4])
     assert log[5] == np.float32(np.log(np.float64(np.float32(1e-45))))
     np.testing.assert_array_equal(tanh[:3], [0.0, 1.0, -1.0])
+
+
+def test_logistic_tails_and_tanh_saturation():
+    """f32 logistic of very negative x is the denormal it rounds to (not 0), NaN stays NaN;
+    tanh reaches exactly +-1 and keeps the sign of zero."""
+    text = '''func @main(%x: f32[9]) -> (f32[9], f32[9]) {
+  %0 = logistic %x : f32[9]
+  %1 = tanh %x : f32[9]
+  return %0, %1
+}
+'''
+    x = np.array([-100.0, -90.0, -87.5, -104.5, 0.0, -0.0, np.nan, 20.0, -np.inf], np.float32)
+    logistic, tanh = compile_module(ir.parse(text)).executable.run([x])
+    want = (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+    np.testing.assert_array_equal(logistic[[0, 1, 2, 3, 4, 5, 7, 8]], want[[0, 1, 2, 3, 4, 5, 7, 8]])
+    assert logistic[0] > 0 and logistic[1] > 0 and logistic[3] == 0.0
+    assert np.isnan(logistic[6]) and np.isnan(tanh[6])
+    np.testing.assert_array_equal(tanh[[0, 1, 7, 8]], [-1.0, -1.0, 1.0, -1.0])
+    assert tanh[4] == 0.0 and not np.signbit(tanh[4]) and tanh[5] == 0.0 and np.signbit(tanh[5])

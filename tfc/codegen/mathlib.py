@@ -59,22 +59,23 @@ def _is_nan(b: ll.IRBuilder, x):
     return b.fcmp_unordered("uno", x, x)
 
 
-def exp(b: ll.IRBuilder, x):
+def _exp_core(b: ll.IRBuilder, x, wide_range: bool):
+    """exp(x) for an ``x`` already clamped into the range the caller needs: Cody-Waite
+    reduction x = n*ln2 + r, a polynomial for exp(r), then the scaling by 2^n.
+    ``wide_range``: n may leave the normal exponent range (overflow to inf, denormal
+    results), which takes two scalings; else one. A NaN ``x`` gives NaN (every step
+    propagates it)."""
     t = x.type
-    is_f32 = t == F32
-    hi_limit, lo_limit = (88.8, -104.0) if is_f32 else (709.8, -745.2)
-    clamped = b.select(b.fcmp_ordered(">", x, _const(t, hi_limit)), _const(t, hi_limit), x)
-    clamped = b.select(b.fcmp_ordered("<", clamped, _const(t, lo_limit)), _const(t, lo_limit), clamped)
-    n = call_intrinsic(b, "rint", b.fmul(clamped, _const(t, 1.0 / math.log(2.0))))
-    if is_f32:
-        r = _mul_add(b, n, _const(t, -0.693359375), clamped)
+    n = call_intrinsic(b, "rint", b.fmul(x, _const(t, 1.0 / math.log(2.0))))
+    if t == F32:
+        r = _mul_add(b, n, _const(t, -0.693359375), x)
         r = _mul_add(b, n, _const(t, 2.12194440e-4), r)
         z = b.fmul(r, r)
         p = _poly(b, r, [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
                          5.0000001201e-1])
         y = b.fadd(_mul_add(b, p, z, r), _const(t, 1.0))
     else:
-        r = b.fsub(clamped, b.fmul(n, _const(t, 6.93145751953125e-1)))
+        r = b.fsub(x, b.fmul(n, _const(t, 6.93145751953125e-1)))
         r = b.fsub(r, b.fmul(n, _const(t, 1.42860682030941723212e-6)))
         z = b.fmul(r, r)
         px = b.fmul(r, _poly(b, z, [1.26177193074810590878e-4, 3.02994407707441961300e-2,
@@ -82,8 +83,31 @@ def exp(b: ll.IRBuilder, x):
         q = _poly(b, z, [3.00198505138664455042e-6, 2.52448340349684104192e-3, 2.27265548208155028766e-1,
                          2.00000000000000000009e0])
         y = b.fadd(_const(t, 1.0), b.fmul(_const(t, 2.0), b.fdiv(px, b.fsub(q, px))))
-    result = _ldexp(b, y, b.fptosi(n, _int_type(t)))
-    return b.select(_is_nan(b, x), x, result)
+    n_int = b.fptosi(n, _int_type(t))
+    return _ldexp(b, y, n_int) if wide_range else _scale_normal(b, y, n_int)
+
+
+def _scale_normal(b: ll.IRBuilder, y, n_int):
+    """y * 2^n for 2^n a normal number: one multiplication by it."""
+    t = y.type
+    it = _int_type(t)
+    bias, shift = (127, 23) if t == F32 else (1023, 52)
+    return b.fmul(y, b.bitcast(b.shl(b.add(n_int, ll.Constant(it, bias)), ll.Constant(it, shift)), t))
+
+
+def _clamp(b: ll.IRBuilder, x, lo=None, hi=None):
+    """x limited to [lo, hi] (either may be None); a NaN stays NaN."""
+    t = x.type
+    if hi is not None:
+        x = b.select(b.fcmp_ordered(">", x, _const(t, hi)), _const(t, hi), x)
+    if lo is not None:
+        x = b.select(b.fcmp_ordered("<", x, _const(t, lo)), _const(t, lo), x)
+    return x
+
+
+def exp(b: ll.IRBuilder, x):
+    hi_limit, lo_limit = (88.8, -104.0) if x.type == F32 else (709.8, -745.2)
+    return _exp_core(b, _clamp(b, x, lo_limit, hi_limit), wide_range=True)
 
 
 def log(b: ll.IRBuilder, x):
@@ -126,6 +150,10 @@ def log(b: ll.IRBuilder, x):
 
 
 def tanh(b: ll.IRBuilder, x):
+    """Near 0 (|x| < 0.625) Cephes' odd polynomial; else (1 - z) / (1 + z) with
+    z = exp(-2|x|) in (0, 0.29]; the sign copied from x. tanh(x) rounds to +-1 from
+    |x| = 9.1 in f32 and 19.1 in f64, so z is computed for -2|x| >= -40 only: a normal
+    number, scaled by 2^n in one multiplication."""
     t = x.type
     ax = call_intrinsic(b, "fabs", x)
     z = b.fmul(x, x)
@@ -133,23 +161,29 @@ def tanh(b: ll.IRBuilder, x):
         small = _poly(b, z, [-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
                              -3.33332819422e-1])
         small = _mul_add(b, b.fmul(small, z), x, x)
-        limit = 0.625
     else:
         p = _poly(b, z, [-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3])
         q = _poly(b, z, [1.0, 1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3])
         small = b.fadd(x, b.fmul(x, b.fmul(z, b.fdiv(p, q))))
-        limit = 0.625
-    e = exp(b, b.fmul(ax, _const(t, 2.0)))
-    large = b.fsub(_const(t, 1.0), b.fdiv(_const(t, 2.0), b.fadd(e, _const(t, 1.0))))
-    large = call_intrinsic(b, "copysign", large, x)
-    result = b.select(b.fcmp_ordered("<", ax, _const(t, limit)), small, large)
-    return b.select(_is_nan(b, x), x, result)
+    one = _const(t, 1.0)
+    e = _exp_core(b, _clamp(b, b.fmul(ax, _const(t, -2.0)), lo=-40.0), wide_range=False)
+    large = b.fdiv(b.fsub(one, e), b.fadd(one, e))
+    # the sign copied last: x + x*w made +0 of -0
+    return call_intrinsic(b, "copysign", b.select(b.fcmp_ordered("<", ax, _const(t, 0.625)), small, large), x)
 
 
 def logistic(b: ll.IRBuilder, x):
+    """f32: 1 / (1 + z) for x >= 0 and z / (1 + z) below, with z = exp(-|x|) in (0, 1]:
+    no overflow, and tiny results for very negative x come out as the denormals they are
+    (1 / (1 + exp(-x)) made 0 of them past x = -88.7)."""
     t = x.type
     one = _const(t, 1.0)
-    return b.fdiv(one, b.fadd(one, exp(b, b.fneg(x))))
+    if t == F64:  # (z / (1 + z) compounds the f64 exp's error: 3 ulps; f64 denormals start at x = -708)
+        return b.fdiv(one, b.fadd(one, exp(b, b.fneg(x))))
+    neg_ax = b.fneg(call_intrinsic(b, "fabs", x))
+    z = _exp_core(b, _clamp(b, neg_ax, lo=-104.0), wide_range=True)
+    numerator = b.select(b.fcmp_ordered(">=", x, _const(t, 0.0)), one, z)
+    return b.fdiv(numerator, b.fadd(one, z))
 
 
 def expm1(b: ll.IRBuilder, x):
