@@ -426,6 +426,9 @@ def test_a_killed_ps_is_named_within_the_deadline_and_a_restarted_one_detected()
                 assert sess.run(step) == 2.0 and sess.run(doubled) == 4.0
 
                 os.kill(ps.pid, signal.SIGSTOP)  # a ps that does not answer at all: named at the step's deadline
+                # kill() returns before every thread of the ps has stopped: one still running could
+                # answer the step (this test failed so, rarely, on a busy machine). Wait for the stop.
+                os.waitpid(ps.pid, os.WUNTRACED)
                 started = time.monotonic()
                 try:
                     with pytest.raises(errors.UnavailableError) as caught:
