@@ -173,15 +173,17 @@ def tanh(b: ll.IRBuilder, x):
 
 
 def logistic(b: ll.IRBuilder, x):
-    """f32: 1 / (1 + z) for x >= 0 and z / (1 + z) below, with z = exp(-|x|) in (0, 1]:
-    no overflow, and tiny results for very negative x come out as the denormals they are
-    (1 / (1 + exp(-x)) made 0 of them past x = -88.7)."""
+    """1 / (1 + z) for x >= 0 and z / (1 + z) below, with z = exp(-|x|) in [0, 1]: no
+    overflow, no cancellation. f32: z = 0 from -|x| = -87.7 on (the scaling 2^-127 is 0),
+    as TF's (Eigen's) logistic is 0 from x = -88: results that would be denormal are
+    flushed, and one scaling suffices."""
     t = x.type
     one = _const(t, 1.0)
-    if t == F64:  # (z / (1 + z) compounds the f64 exp's error: 3 ulps; f64 denormals start at x = -708)
-        return b.fdiv(one, b.fadd(one, exp(b, b.fneg(x))))
     neg_ax = b.fneg(call_intrinsic(b, "fabs", x))
-    z = _exp_core(b, _clamp(b, neg_ax, lo=-104.0), wide_range=True)
+    if t == F32:
+        z = _exp_core(b, _clamp(b, neg_ax, lo=-88.0), wide_range=False)
+    else:
+        z = _exp_core(b, _clamp(b, neg_ax, lo=-745.2), wide_range=True)
     numerator = b.select(b.fcmp_ordered(">=", x, _const(t, 0.0)), one, z)
     return b.fdiv(numerator, b.fadd(one, z))
 
