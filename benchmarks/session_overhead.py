@@ -1,0 +1,105 @@
+"""Where the time of a repeated ``session.run`` goes, layer by layer, for the scalar add
+of the ``scalar_add`` workload (``a + b`` on two fed float32 scalars).
+
+    python -m benchmarks.session_overhead
+    python -m benchmarks.session_overhead --json overhead.json
+
+Rows, each the median over rounds of the mean over calls, from the innermost layer out:
+
+- ``ctypes call``: the compiled program's entry point called through ctypes on bound
+  arguments (the floor: the native add is a few nanoseconds of it);
+- ``argument binding``: the executable's generated fast path (checks dtypes and shapes,
+  binds the shape symbols, fills the argument slots), without the call;
+- ``feed binding``: the session's repeated-run fast path (tfc/runtime/fast_run.py)
+  converting and copying the two feed values into its kept buffers;
+- ``fast path``: one repeated run past the plan lookup (binding, the call, the result);
+- ``session.run``: the whole public call;
+- ``general path``: ``Session._execute`` of the same plan, what a run took before the
+  fast path (the plan, feed conversion, the step lookup, the call, the fetch);
+- with JAX installed, ``jax.jit`` of the same add on device arrays, waited for; numpy's
+  ``a + b`` on two np.float32 for scale.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+
+def _time(fn, calls: int, rounds: int) -> float:
+    """Median over rounds of the mean seconds per call."""
+    for _ in range(min(calls, 500)):
+        fn()
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - start) / calls)
+    return statistics.median(samples)
+
+
+def measure(calls: int = 20000, rounds: int = 9) -> list:
+    """[(layer, seconds per call)], innermost first."""
+    import numpy as np
+
+    import tfc.compat.v1 as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        a = tf.placeholder(tf.float32, [], name="a")
+        b = tf.placeholder(tf.float32, [], name="b")
+        total = tf.add(a, b, name="sum")
+    session = tf.Session(graph=graph)
+    feeds = {a: np.float32(1.25), b: np.float32(-0.5)}
+    session.run(total, feeds)
+    session.run(total, feeds)
+    (plan,) = session._run_plans.values()
+    fast = plan.fast
+    if fast is None:
+        raise RuntimeError("the scalar add did not take the repeated-run fast path")
+    executable, context = fast.executable, fast.context
+    fast._bind_feeds(feeds)
+    args = list(fast.args)
+    slots, dims, cache, kept = context.slots, context.dims, context.cache, fast.kept_outputs
+    entry = executable.code.entry
+    converted = [feeder.convert(value) for feeder, value in zip(plan.feeders, feeds.values())]
+    rows = [
+        ("ctypes call", _time(lambda: entry(slots, dims), calls, rounds)),
+        ("argument binding", _time(lambda: executable._fast(args, slots, dims, cache, kept), calls, rounds)),
+        ("feed binding", _time(lambda: fast._bind_feeds(feeds), calls, rounds)),
+        ("fast path", _time(lambda: fast(session, feeds), calls, rounds)),
+        ("session.run", _time(lambda: session.run(total, feeds), calls, rounds)),
+        ("general path", _time(lambda: session._execute(plan, converted), calls, rounds)),
+    ]
+    session.close()
+    x, y = np.float32(1.25), np.float32(-0.5)
+    rows.append(("numpy a + b", _time(lambda: x + y, calls, rounds)))
+    try:
+        import jax
+    except ImportError:
+        return rows
+    add = jax.jit(lambda p, q: p + q)
+    p, q = jax.device_put(x), jax.device_put(y)
+    rows.append(("JAX jit (waited for)", _time(lambda: add(p, q).block_until_ready(), calls // 4, rounds)))
+    return rows
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20000, help="calls per round")
+    parser.add_argument("--rounds", type=int, default=9, help="rounds (the median is reported)")
+    parser.add_argument("--json", metavar="PATH", help="write the rows to PATH")
+    options = parser.parse_args(argv)
+    rows = measure(options.calls, options.rounds)
+    width = max(len(name) for name, _ in rows)
+    for name, seconds in rows:
+        print(f"{name:<{width}}  {seconds * 1e6:8.2f} us")
+    if options.json:
+        with open(options.json, "w") as f:
+            json.dump([{"layer": name, "seconds": seconds} for name, seconds in rows], f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
