@@ -10,8 +10,8 @@ import sys
 
 from .peers import PEERS as PEER_NAMES  # light: no numpy, tensorflow or jax
 
-WORKLOAD_NAMES = ("scalar_add", "elementwise", "mlp", "matmul", "layernorm", "cnn", "mlp_train", "cnn_train", "lstm",
-                  "lstm_train")
+WORKLOAD_NAMES = ("scalar_add", "elementwise", "mlp", "mlp_bf16", "matmul", "layernorm", "cnn", "cnn_bf16",
+                  "mlp_train", "cnn_train", "lstm", "lstm_train")
 
 
 def _names(text: str, allowed, what: str) -> list:

@@ -206,6 +206,16 @@ def failure_lines(results, verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
+def note_lines(results) -> str:
+    """One line per checked result with a note (the bf16 rows: accuracy against f32)."""
+    lines = []
+    for w in results:
+        for peer, r in w.peers.items():
+            if r.check is not None and getattr(r.check, "note", ""):
+                lines.append(f"  {w.name} / {peers_mod.LABELS.get(peer, peer)}: {r.check.note}")
+    return "\n".join(lines)
+
+
 def full_report(results, peer_names, machine: dict, config, verbose: bool = False) -> str:
     parts = [format_machine(machine),
              f"timing: warm-up {config.warmup} call(s) after a first (compiling) run, then repeat until "
@@ -213,6 +223,9 @@ def full_report(results, peer_names, machine: dict, config, verbose: bool = Fals
              "", "workloads:", workload_legend(results), "",
              "median time per step, and peer/tfc ratio in parentheses:", summary_table(results, peer_names),
              RATIO_NOTE, "", "details:", detail_table(results, peer_names)]
+    notes = note_lines(results)
+    if notes:
+        parts += ["", "notes:", notes]
     failed = failure_lines(results, verbose)
     if failed:
         parts += ["", "failures:" + ("" if verbose else " (tracebacks: --verbose or --json)"), failed]

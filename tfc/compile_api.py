@@ -161,7 +161,8 @@ class CompiledGraph:
 
 
 def compile(fetches, feeds=(), graph=None, session=None, freeze_variables: bool = False, native: bool = True,
-            profile: bool = False, target: str = "cpu", arch: Optional[str] = None, emulate: bool = False):
+            profile: bool = False, target: str = "cpu", arch: Optional[str] = None, emulate: bool = False,
+            precision: str = "f32"):
     """Compile what ``fetches`` need, with ``feeds`` (placeholders) as the arguments.
 
     ``native=False`` runs the pass pipeline only (IR inspection; the result is not callable).
@@ -170,9 +171,16 @@ def compile(fetches, feeds=(), graph=None, session=None, freeze_variables: bool 
     "sm_90"...; default: the device's, else sm_80); ``.ptx`` is the PTX module. Calls run on
     the GPU, or raise NotFoundError ("no CUDA device/driver was found...") without one;
     ``emulate=True`` runs the GPU program's thread grids on the host instead (tests).
+    ``precision``: "f32" (default) or "bf16": the operands of every matmul and convolution
+    (their gradients' too) are rounded to bfloat16 and the products accumulated in f32,
+    everything else stays f32 (TF's oneDNN auto-mixed-precision numerics; tfc has no
+    native bf16 kernels, so this changes accuracy, not speed: tfc/codegen/bf16.py).
     """
+    from tfc.codegen.bf16 import check_precision
     from tfc.compiler import compile_module
     from tfc.passes.lower import FeedSpec, lower_graph
+
+    check_precision(precision)
 
     graph = graph or _graph_of(fetches) or get_default_graph()
     plan = FetchPlan(graph, fetches)
@@ -191,7 +199,7 @@ def compile(fetches, feeds=(), graph=None, session=None, freeze_variables: bool 
     stages = [("lower", str(lowered.module))]
     result = compile_module(lowered.module, dump=lambda name, module: stages.append((name, str(module))),
                             constraints=lowered.constraints, native=native, profile=profile, target=target,
-                            arch=arch, emulate=emulate)
+                            arch=arch, emulate=emulate, precision=precision)
     result.timings = {"lowering": lowering_seconds, **result.timings}
     return CompiledGraph(plan, feeds, lowered, result, stages, {}, None if freeze_variables else session)
 

@@ -19,14 +19,15 @@ from typing import Callable, Optional
 from tfc import ir
 
 
-def full_pipeline() -> list:
-    """simplify to a fixed point, fuse, clean up, then plan buffers."""
+def full_pipeline(precision: str = "f32") -> list:
+    """simplify to a fixed point (and with ``precision="bf16"``, round contraction
+    operands to bfloat16), fuse, clean up, then plan buffers."""
     from tfc.passes.buffer_assign import BufferAssign
     from tfc.passes.dce import DCE
     from tfc.passes.fusion import Fusion
     from tfc.passes.manager import default_pipeline
 
-    return default_pipeline() + [Fusion(), DCE(), BufferAssign()]
+    return default_pipeline(precision) + [Fusion(), DCE(), BufferAssign()]
 
 
 @dataclass
@@ -110,7 +111,7 @@ UNIT_PHASES = (("unit_parse", "parse + verify (thread s)"), ("unit_opt", "optimi
 def compile_module(module: ir.Module, dump: Optional[Callable] = None, constraints=(), source_ops=None,
                    op_names=None, native: bool = True, profile: bool = False,
                    verify: Optional[str] = None, target: str = "cpu", arch: Optional[str] = None,
-                   emulate: bool = False) -> CompileResult:
+                   emulate: bool = False, precision: str = "f32") -> CompileResult:
     """Optimise ``module`` in place and compile its ``main`` to native code.
 
     ``native=False`` stops after the passes (for IR dumps): no executable. ``profile``: the
@@ -121,15 +122,23 @@ def compile_module(module: ir.Module, dump: Optional[Callable] = None, constrain
     ``target="cuda"``: a GPU program (tfc/codegen/gpu) for ``arch`` (default: the device's,
     else sm_80) whose executable runs on the CUDA device (raising NoCudaDevice when there
     is none), or with ``emulate=True`` on the host emulation of its thread grids.
+
+    ``precision``: "f32" (default) or "bf16": the operands of every f32 dot/conv are
+    rounded to bfloat16 and the products accumulated in f32 (tfc/codegen/bf16.py; there
+    are no native bf16 kernels, which the first bf16 compile of a process warns about).
     """
+    from tfc.codegen.bf16 import check_precision, warn_bf16_emulated
     from tfc.passes.manager import gc_paused
 
     if target not in ("cpu", "cuda"):
         raise ValueError(f"unknown target {target!r}: 'cpu' or 'cuda'")
+    if check_precision(precision) == "bf16":
+        warn_bf16_emulated()
     with gc_paused():
         if target == "cuda":
-            return _compile_cuda(module, dump, constraints, source_ops, op_names, native, verify, arch, emulate)
-        return _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify)
+            return _compile_cuda(module, dump, constraints, source_ops, op_names, native, verify, arch, emulate,
+                                 precision)
+        return _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify, precision)
 
 
 def default_arch() -> str:
@@ -142,14 +151,15 @@ def default_arch() -> str:
     return "sm_80"
 
 
-def _compile_cuda(module, dump, constraints, source_ops, op_names, native, verify, arch, emulate) -> CompileResult:
+def _compile_cuda(module, dump, constraints, source_ops, op_names, native, verify, arch, emulate,
+                  precision="f32") -> CompileResult:
     from tfc.codegen.gpu.program import GpuProgram
     from tfc.codegen.gpu.ptx import compile_ptx
     from tfc.passes.fusion import Fusion
     from tfc.passes.manager import PassManager, default_verify
     from tfc.runtime.cuda.executable import CudaDevice, emulated_device, gpu_executable
 
-    pipeline = full_pipeline()
+    pipeline = full_pipeline(precision)
     start = time.perf_counter()
     report = PassManager(pipeline, verify=verify or default_verify(), dump=dump).run(module)
     timings = {"passes": time.perf_counter() - start}
@@ -181,7 +191,8 @@ def _compile_cuda(module, dump, constraints, source_ops, op_names, native, verif
     return result
 
 
-def _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify) -> CompileResult:
+def _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify,
+                    precision="f32") -> CompileResult:
     from tfc.codegen.jit import compile_ir, compile_units
     from tfc.codegen.program import Program
     from tfc.passes.buffer_assign import arena_bytes
@@ -189,7 +200,7 @@ def _compile_module(module, dump, constraints, source_ops, op_names, native, pro
     from tfc.passes.manager import PassManager, default_verify
     from tfc.runtime.executable import Executable
 
-    pipeline = full_pipeline()
+    pipeline = full_pipeline(precision)
     start = time.perf_counter()
     report = PassManager(pipeline, verify=verify or default_verify(), dump=dump).run(module)
     timings = {"passes": time.perf_counter() - start}

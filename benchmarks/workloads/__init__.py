@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .base import Check, Workload
+from .bf16 import CNNBf16, MLPBf16
 from .cnn import CNN
 from .cnn_train import CNNTrain
 from .elementwise import Elementwise
@@ -13,7 +14,7 @@ from .mlp import MLP
 from .mlp_train import MLPTrain
 from .scalar_add import ScalarAdd
 
-WORKLOADS = {cls.name: cls for cls in (ScalarAdd, Elementwise, MLP, Matmul, LayerNorm, CNN, MLPTrain,
-                                        CNNTrain, LSTM, LSTMTrain)}
+WORKLOADS = {cls.name: cls for cls in (ScalarAdd, Elementwise, MLP, MLPBf16, Matmul, LayerNorm, CNN, CNNBf16,
+                                        MLPTrain, CNNTrain, LSTM, LSTMTrain)}
 
 __all__ = ["WORKLOADS", "Check", "Workload"]

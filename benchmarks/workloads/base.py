@@ -28,10 +28,14 @@ class Check:
     max_abs_err: float
     max_rel_err: float  # max abs error / max |reference|
     message: str = ""
+    note: str = ""  # more about the result, for the report's notes (e.g. the bf16 rows' accuracy)
 
     def as_dict(self) -> dict:
-        return {"ok": self.ok, "max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err,
-                "message": self.message}
+        out = {"ok": self.ok, "max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err,
+               "message": self.message}
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 class Workload:

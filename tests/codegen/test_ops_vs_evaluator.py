@@ -96,6 +96,33 @@ def test_unary_integer_and_pred(elem, data):
     check_elementwise(data, elem, [(n, "") for n in names], 1, names)
 
 
+# Bit patterns round_bf16 must handle: around the rounding point (ties to even up and down),
+# the carry into the exponent, overflow to inf, denormals, signed zeros, NaN payloads that
+# the carry would turn into inf.
+BF16_BITS = np.array([0x3F800000, 0x3F808000, 0x3F818000, 0x3F807FFF, 0x3F808001, 0x3FFF8000, 0x7F7F8000,
+                      0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7F800001, 0xFF800001, 0x7FC00000,
+                      0x7FFFFFFF, 0xFFFFFFFF, 0x00000001, 0x00008000, 0x00018000, 0x007FFFFF, 0x80000000,
+                      0x00000000, 0x80008000], np.uint32)
+
+
+@covers("round_bf16")
+@EXAMPLES
+@given(data=st.data())
+def test_round_bf16(data):
+    bits = st.integers(0, 2**32 - 1).map(lambda b: np.array(b, np.uint32).view(np.float32).item())
+    elems = st.one_of(elements(np.dtype(np.float32)), bits)
+    check_elementwise(data, "f32", [("round_bf16", "")], 1, {"round_bf16"}, elems=elems)
+
+
+def test_round_bf16_bits_match_the_evaluator():
+    """Bit for bit (assert_array_equal would take -0.0 for 0.0 and any NaN for another)."""
+    rng = np.random.default_rng(7)
+    bits = np.concatenate([BF16_BITS, rng.integers(0, 2**32, 4096, dtype=np.uint32)])
+    text = func("(%x: f32[s0]) -> (f32[s0])", "%0 = round_bf16 %x : f32[s0]", "return %0")
+    expected, got, _, _ = run_both(text, [bits.view(np.float32)])
+    np.testing.assert_array_equal(got[0].view(np.uint32), expected[0].view(np.uint32))
+
+
 EXACT_FLOAT_BINARY = {"add", "sub", "mul", "div", "rem", "max", "min"}
 
 

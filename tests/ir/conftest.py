@@ -38,6 +38,7 @@ for _name in UNARY_FLOAT:
 ROUND_TRIP["neg"] = [_unary("neg", "i32[4]"), _unary("neg", "f64[]")]
 ROUND_TRIP["sign"] = [_unary("sign", "i8[2,2]")]
 ROUND_TRIP["abs"] = [_unary("abs", "u8[5]")]
+ROUND_TRIP["round_bf16"] = [_unary("round_bf16", "f32[s0,3]")]
 ROUND_TRIP["not"] = [_unary("not", "pred[s0]"), _unary("not", "i16[3]")]
 for _name in BINARY_NUMERIC:
     ROUND_TRIP[_name] = [_binary(_name, "f64[2,s0]")]

@@ -128,6 +128,67 @@ def test_rsqrt_logistic_erf():
     check(run("erf", [e32]), np.array([math.erf(v) for v in e32.astype(np.float64)], F32))
 
 
+def _bf16_reference(x: np.ndarray) -> np.ndarray:
+    """Round f32 to bf16 by arithmetic, not bits: in f64, the nearest multiple (ties to
+    even: np.rint) of the bf16 quantum at x (2^(e-8) for |x| in [2^(e-1), 2^e), at least
+    2^-133, bf16's smallest denormal); past bf16's range the f32 cast gives inf."""
+    x64 = x.astype(np.float64)
+    finite = np.isfinite(x64) & (x64 != 0)
+    _, exponent = np.frexp(np.where(finite, x64, 1.0))
+    quantum = np.ldexp(1.0, np.maximum(exponent - 8, -133))
+    with np.errstate(over="ignore"):
+        rounded = (np.rint(x64 / quantum) * quantum).astype(F32)
+    return np.where(finite, np.copysign(rounded, x), x)  # 0, +-inf, NaN unchanged; signs kept
+
+
+def _bits(x: np.ndarray) -> list:
+    return [hex(b) for b in np.asarray(x, F32).view(np.uint32).reshape(-1)]
+
+
+@covers("round_bf16")
+def test_round_bf16_hand_picked():
+    cases = [  # (input, expected) as f32 bit patterns
+        (0x3F800000, 0x3F800000),  # 1.0 is a bf16
+        (0x3F808000, 0x3F800000),  # 1.00390625: a tie, to even (down)
+        (0x3F818000, 0x3F820000),  # 1.01171875: a tie, to even (up)
+        (0x3F807FFF, 0x3F800000),  # just below a tie: down
+        (0x3F808001, 0x3F810000),  # just above a tie: up
+        (0x3FFF8000, 0x40000000),  # the carry moves into the exponent: 2.0
+        (0x7F7FFFFF, 0x7F800000),  # f32 max (3.4e38) rounds past bf16 max: inf
+        (0xFF7FFFFF, 0xFF800000),  # and -inf
+        (0x7F7F7FFF, 0x7F7F0000),  # bf16 max stays finite
+        (0x00018000, 0x00020000),  # denormal tie, to even (up)
+        (0x00008000, 0x00000000),  # the smallest denormal tie rounds to +0
+        (0x80008001, 0x80010000),  # negative denormal above a tie
+        (0x80000000, 0x80000000),  # -0.0 stays -0.0
+        (0x7F800000, 0x7F800000), (0xFF800000, 0xFF800000),  # infinities stay
+    ]
+    x = np.array([c[0] for c in cases], np.uint32).view(F32)
+    want = np.array([c[1] for c in cases], np.uint32).view(F32)
+    got = run("round_bf16", [x])
+    assert got.dtype == F32
+    assert _bits(got) == _bits(want)
+    assert _bits(_bf16_reference(x)) == _bits(want)  # the reference agrees with the hand-picked values
+    nans = np.array([0x7FC00000, 0x7F800001, 0xFFFFFFFF, 0x7FBFFFFF], np.uint32).view(F32)
+    assert _bits(run("round_bf16", [nans])) == _bits(nans)  # NaN passes unchanged (no carry into inf)
+
+
+@covers("round_bf16")
+@hsettings
+@given(bits=hnp.arrays(np.uint32, hnp.array_shapes(max_dims=2, max_side=16), elements=st.integers(0, 2**32 - 1)))
+def test_round_bf16_matches_an_arithmetic_reference(bits):
+    x = bits.view(F32)
+    got = run("round_bf16", [x])
+    assert got.shape == x.shape and got.dtype == F32
+    assert _bits(got) == _bits(_bf16_reference(x))
+    # idempotent, and within half a bf16 ulp of the input: at most 2^-8 relative (2^-9 of
+    # the significand), or 2^-134 (half the smallest denormal) below the normal range
+    assert _bits(run("round_bf16", [got])) == _bits(got)
+    finite = np.isfinite(got)
+    x64 = x[finite].astype(np.float64)
+    assert np.all(np.abs(got[finite] - x64) <= np.maximum(np.abs(x64) * 2.0**-8, 2.0**-134))
+
+
 @covers("neg", "abs", "sign")
 def test_neg_abs_sign():
     i8 = np.array([-128, -5, 0, 7, 127], np.int8)

@@ -295,8 +295,8 @@ TF_FIELDS = {
         "force_gpu_compatible": (8, "bool"),
         "experimental": (9, "GPUOptions.Experimental"),
     },
-    # rewrite_options = 10 (RewriterConfig) omitted
     "GraphOptions": {
+        "rewrite_options": (10, "RewriterConfig"),
         "enable_recv_scheduling": (2, "bool"),
         "optimizer_options": (3, "OptimizerOptions"),
         "build_cost_model": (4, "int64"),
@@ -305,6 +305,31 @@ TF_FIELDS = {
         "place_pruned_graph": (6, "bool"),
         "enable_bfloat16_sendrecv": (7, "bool"),
         "timeline_step": (8, "int32"),
+    },
+    # auto_parallel (5), scoped_allocator_opts (16), custom_optimizers (200),
+    # inter/post_optimization_verifier_config (300, 301) omitted
+    "RewriterConfig": {
+        "cpu_layout_conversion": (50, "RewriterConfig.CpuLayout"),
+        **{name: (number, "RewriterConfig.Toggle") for name, number in (
+            ("layout_optimizer", 1), ("constant_folding", 3), ("shape_optimization", 13), ("remapping", 14),
+            ("common_subgraph_elimination", 24), ("arithmetic_optimization", 7), ("dependency_optimization", 8),
+            ("loop_optimization", 9), ("function_optimization", 10), ("debug_stripper", 11),
+            ("scoped_allocator_optimization", 15), ("pin_to_host_optimization", 18),
+            ("implementation_selector", 22), ("auto_mixed_precision", 23), ("auto_mixed_precision_mkl", 25),
+            ("auto_mixed_precision_onednn_bfloat16", 31), ("auto_mixed_precision_cpu", 29),
+            ("use_plugin_optimizers", 28), ("experimental_conditional_code_motion", 30))},
+        "disable_model_pruning": (2, "bool"),
+        "disable_meta_optimizer": (19, "bool"),
+        "disable_tfg_optimizer": (32, "bool"),
+        "meta_optimizer_iterations": (12, "RewriterConfig.NumIterationsType"),
+        "min_graph_nodes": (17, "int32"),
+        "experimental_disable_compressed_tensor_optimization": (26, "bool"),
+        "experimental_disable_folding_quantization_emulation": (27, "bool"),
+        "memory_optimization": (4, "RewriterConfig.MemOptType"),
+        "memory_optimizer_target_node_name_scope": (6, "string"),
+        "meta_optimizer_timeout_ms": (20, "int64"),
+        "fail_on_optimizer_errors": (21, "bool"),
+        "optimizers": (100, "repeated string"),
     },
     "OptimizerOptions": {
         "do_common_subexpression_elimination": (1, "bool"),
@@ -521,6 +546,12 @@ TF_ENUMS = {
     "RunOptions.TraceLevel": {"NO_TRACE": 0, "SOFTWARE_TRACE": 1, "HARDWARE_TRACE": 2,
                               "FULL_TRACE": 3},
     "OptimizerOptions.Level": {"L1": 0, "L0": -1},
+    "RewriterConfig.Toggle": {"DEFAULT": 0, "ON": 1, "OFF": 2, "AGGRESSIVE": 3, "EXPERIMENTAL_MLIR": 4,
+                              "EXPERIMENTAL_BOTH": 5},
+    "RewriterConfig.CpuLayout": {"NO_CONVERSION_ON_CPU": 0, "NCHW_TO_NHWC": 1, "NHWC_TO_NCHW": 2},
+    "RewriterConfig.NumIterationsType": {"DEFAULT_NUM_ITERS": 0, "ONE": 1, "TWO": 2},
+    "RewriterConfig.MemOptType": {"DEFAULT_MEM_OPT": 0, "NO_MEM_OPT": 1, "MANUAL": 2, "SWAPPING_HEURISTICS": 4,
+                                  "RECOMPUTATION_HEURISTICS": 5, "SCHEDULING_HEURISTICS": 6, "HEURISTICS": 3},
     "OptimizerOptions.GlobalJitLevel": {"DEFAULT": 0, "OFF": -1, "ON_1": 1, "ON_2": 2},
     "DataClass": {"DATA_CLASS_UNKNOWN": 0, "DATA_CLASS_SCALAR": 1, "DATA_CLASS_TENSOR": 2,
                   "DATA_CLASS_BLOB_SEQUENCE": 3},
@@ -867,10 +898,11 @@ def test_config_proto_known_bytes():
 
 
 def test_unknown_fields_survive_round_trip():
-    # GraphOptions.rewrite_options (field 10, a message) is not modelled; TF's
-    # bytes for it must survive parse + serialize unchanged.
-    raw = _h("52 02 08 01")  # field 10, LEN 2: RewriterConfig {layout_optimizer: OFF(1)}
+    # RewriterConfig.auto_parallel (field 5, a message) is not modelled; TF's bytes for it
+    # must survive parse + serialize unchanged.
+    raw = _h("52 06 08 01 2a 02 08 01")  # rewrite_options (10) {layout_optimizer: ON(1), auto_parallel (5) {enable}}
     opts = config_pb2.GraphOptions.FromString(raw)
+    assert opts.rewrite_options.layout_optimizer == 1
     assert opts.SerializeToString() == raw
 
 
@@ -1167,6 +1199,7 @@ def test_descriptors_match_installed_tensorflow():
     # Make sure TF's own modules are registered in the default pool.
     for mod in ("tensorflow.core.framework.graph_pb2", "tensorflow.core.util.event_pb2",
                 "tensorflow.core.protobuf.config_pb2", "tensorflow.core.protobuf.meta_graph_pb2",
+                "tensorflow.core.protobuf.rewriter_config_pb2",
                 "tensorflow.core.protobuf.tensor_bundle_pb2",
                 "tensorflow.core.protobuf.tensorflow_server_pb2"):
         importlib.import_module(mod)
@@ -1241,7 +1274,8 @@ def test_bytes_interop_with_tensorflow():
     cfg.gpu_options.per_process_gpu_memory_fraction = 0.5
     cfg.gpu_options.visible_device_list = "0,1"
     cfg.graph_options.optimizer_options.opt_level = -1
-    cfg.graph_options.rewrite_options.layout_optimizer = 2  # not modelled: unknown field
+    cfg.graph_options.rewrite_options.layout_optimizer = 2
+    cfg.graph_options.rewrite_options.auto_parallel.enable = True  # not modelled: an unknown field
     ours_cfg = config_pb2.ConfigProto.FromString(cfg.SerializeToString())
     assert ours_cfg.allow_soft_placement and ours_cfg.log_device_placement
     assert dict(ours_cfg.device_count) == {"GPU": 0}
@@ -1249,6 +1283,7 @@ def test_bytes_interop_with_tensorflow():
     assert ours_cfg.gpu_options.per_process_gpu_memory_fraction == 0.5
     assert ours_cfg.graph_options.optimizer_options.opt_level == config_pb2.OptimizerOptions.L0
     assert ours_cfg.operation_timeout_in_ms == 5000
+    assert ours_cfg.graph_options.rewrite_options.layout_optimizer == 2
     assert tf_config_pb2.ConfigProto.FromString(ours_cfg.SerializeToString()) == cfg
 
     ev = tf_event_pb2.Event(wall_time=1.5, step=3)
@@ -1265,7 +1300,7 @@ def test_package_reexports():
                  "VersionDef", "Event", "Summary", "HistogramProto", "BundleHeaderProto",
                  "BundleEntryProto", "SaverDef", "MetaGraphDef", "CollectionDef", "ConfigProto",
                  "GPUOptions", "GraphOptions", "RunOptions", "RunMetadata", "ClusterDef",
-                 "JobDef", "DataType"):
+                 "JobDef", "DataType", "RewriterConfig"):
         assert name in p.__all__, name
         assert getattr(p, name).DESCRIPTOR.full_name == "tfc." + name
     assert p.GraphDef is graph_pb2.GraphDef

@@ -17,6 +17,7 @@ from llvmlite import ir as ll
 from tfc import ir
 from tfc.ir.dims import Dim, SymExpr, ordered_terms
 
+from .bf16 import emit_round_bf16
 from .llvm_util import I1, I32, I64, I64P, I8P, CodegenError, const_i64, floor_div, register_type, storage_type
 from .scalar import Scalar
 
@@ -226,6 +227,8 @@ class Elemental:
             return s.select(*args)
         if op.name == "convert":
             return s.convert(args[0], elem, op.result.type.elem)
+        if op.name == "round_bf16":
+            return emit_round_bf16(self.k.b, args[0])
         if len(args) == 1:
             return s.unary(op.name, elem, args[0])
         return s.binary(op.name, elem, *args)

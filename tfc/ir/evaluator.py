@@ -17,6 +17,7 @@ Conventions (see ``tfc/ir/ops.py`` for the ones fixed for every backend):
 * Integer ``div``/``rem``/``pow`` and float -> int ``convert`` follow ops.py: no traps,
   no numpy warnings (everything runs under ``np.errstate(all="ignore")``).
 * ``sign`` keeps the sign of zero and NaN (``sign(-0.0) == -0.0``), as XLA does.
+* ``round_bf16`` works on the f32 bits (round to nearest even at bit 16), NaN unchanged.
 * ``argmax``/``argmin`` and ``select_and_scatter`` pick the first extreme in row-major
   order, and NaN counts as the extreme (np.argmax semantics). Over an empty dim argmax
   and argmin yield 0. ``select_and_scatter`` never selects a padding position; a window
@@ -298,12 +299,24 @@ def _not(x: np.ndarray) -> np.ndarray:
     return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
 
 
+def _round_bf16(x: np.ndarray) -> np.ndarray:
+    """f32 -> the nearest bfloat16 value, as f32: add 0x7FFF plus the lowest kept bit (ties
+    to even) to the bits, then clear the low 16. Overflow carries into the exponent (the
+    largest finite values become +-inf); NaN passes unchanged (the carry could turn a NaN
+    with a small payload into inf)."""
+    x = np.array(x, dtype=np.float32, order="C")  # (ascontiguousarray would make 0-d 1-d)
+    bits = x.view(np.uint32).astype(np.uint64)  # no uint32 wraparound for NaN bits
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), x, rounded)
+
+
 UNARY_FUNCTIONS: dict[str, Callable] = {
     "exp": _in_compute(np.exp), "expm1": _in_compute(np.expm1), "log": _in_compute(np.log),
     "log1p": _in_compute(np.log1p), "sqrt": _in_compute(np.sqrt), "rsqrt": _in_compute(_rsqrt),
     "tanh": _in_compute(np.tanh), "logistic": _in_compute(_logistic), "erf": _erf,
     "sin": _in_compute(np.sin), "cos": _in_compute(np.cos), "floor": np.floor, "ceil": np.ceil,
     "round": np.rint, "neg": np.negative, "abs": np.abs, "sign": _sign, "not": _not,
+    "round_bf16": _round_bf16,
 }
 
 

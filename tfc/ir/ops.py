@@ -13,6 +13,8 @@ backend:
 - float ``rem`` is C's fmod. Integer ``pow`` with a negative exponent is 0 except for
   bases 1 and -1.
 - ``max``/``min`` propagate NaN. ``round`` rounds half to even.
+- ``round_bf16`` (f32 only) rounds to the nearest bfloat16 value, ties to even, keeping
+  NaN, infinities and signed zeros; finite values past bf16's range become +-inf.
 - ``convert`` float -> int truncates toward zero and saturates; NaN converts to 0.
   Anything -> pred is ``x != 0``.
 - ``gather``/``scatter_add``/``dynamic_slice`` check indices; an out-of-range gather
@@ -167,6 +169,18 @@ for _name in ("neg", "sign"):
                      category="elementwise"))
 _register(OpInfo("abs", 1, infer=_unary_rule("abs", _is_numeric, "numeric"), category="elementwise"))
 _register(OpInfo("not", 1, infer=_unary_rule("not", _is_int_or_pred, "int or pred"), category="elementwise"))
+
+
+def _is_f32(e: ElemType) -> bool:
+    return e is ElemType.F32
+
+
+# round_bf16: f32 -> f32, each element rounded to the nearest bfloat16 value (8 significand
+# bits; ties to even; NaN stays NaN (its bits pass unchanged), infinities stay, values that
+# round past the largest bf16 become +-inf, denormals round like the rest). The result is
+# still an f32 tensor: what a bf16 x bf16 -> f32 contraction reads when its operands are
+# rounded this way (tfc/passes/bf16_precision.py inserts it).
+_register(OpInfo("round_bf16", 1, infer=_unary_rule("round_bf16", _is_f32, "f32"), category="elementwise"))
 
 
 def _binary_rule(name: str, ok, kinds: str):

@@ -390,10 +390,25 @@ def simplify_pipeline(max_iterations: int = 8) -> list:
                        max_iterations)]
 
 
-def default_pipeline() -> list:
-    """What the compiler runs after lowering (DESIGN.md, "Passes")."""
+def default_pipeline(precision: str = "f32") -> list:
+    """What the compiler runs after lowering (DESIGN.md, "Passes").
+
+    ``precision="bf16"`` appends the rounding of contraction operands to bfloat16
+    (tfc/passes/bf16_precision.py) after simplification (which has folded transposes into
+    the contractions, so the operands rounded are the ones the kernels read), constant
+    folding of the roundings of constants (frozen weights) and DCE of what they replace."""
     pipeline = []
     pipeline += simplify_pipeline()
+    if precision == "bf16":
+        from .bf16_precision import Bf16Precision
+        from .const_fold import ConstFold
+        from .dce import DCE
+
+        pipeline += [Bf16Precision(), ConstFold(), DCE()]
+    elif precision != "f32":
+        from tfc.codegen.bf16 import check_precision
+
+        check_precision(precision)
     # fusion, simplify again and buffer assignment are appended here, one line each.
     return pipeline
 
@@ -402,4 +417,5 @@ PIPELINES: dict[str, Callable[[], list]] = {
     "none": lambda: [],
     "simplify": simplify_pipeline,
     "default": default_pipeline,
+    "default_bf16": lambda: default_pipeline("bf16"),
 }

@@ -38,6 +38,7 @@ from tfc.protos.named_tensor_pb2 import NamedTensorProto
 from tfc.protos.node_def_pb2 import NodeDef
 from tfc.protos.op_def_pb2 import OpDef, OpList
 from tfc.protos.resource_handle_pb2 import ResourceHandleProto
+from tfc.protos.rewriter_config_pb2 import RewriterConfig
 from tfc.protos.checkpoint_state_pb2 import CheckpointState
 from tfc.protos.saved_model_pb2 import SavedModel
 from tfc.protos.saver_pb2 import SaverDef
@@ -72,6 +73,7 @@ __all__ = [
     "NodeDef",
     "OpDef", "OpList",
     "ResourceHandleProto",
+    "RewriterConfig",
     "SavedModel",
     "SaverDef",
     "HistogramProto", "Summary", "SummaryMetadata",

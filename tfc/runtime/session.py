@@ -24,6 +24,7 @@ from typing import Optional
 import numpy as np
 
 from tfc import ir
+from tfc.codegen.bf16 import precision_of_config
 from tfc.frontend import dtypes, errors
 from tfc.frontend.device import DeviceSpec, full_device_name
 from tfc.frontend.graph import Operation, Tensor, default_session_stack, get_default_graph
@@ -209,6 +210,7 @@ class BaseSession:
         self._graph = graph
         self._target = target.decode() if isinstance(target, bytes) else (target or "")
         self._config = config
+        self._precision = precision_of_config(config)  # "bf16": dot/conv operands rounded (tfc/codegen/bf16.py)
         self._closed = False
         self._variables = VariableStore()
         self._rng_states: dict = {}
@@ -559,7 +561,7 @@ class BaseSession:
 
     def _key(self, fetch_tensors, target_ops, fed, feeds) -> tuple:
         feed_key = tuple((t, feeds[t].dtype.str, tuple(d == 1 for d in feeds[t].shape)) for t in fed)
-        return (tuple(fetch_tensors), tuple(target_ops), feed_key)
+        return (tuple(fetch_tensors), tuple(target_ops), feed_key, self._precision)
 
     def _ref_buffer(self, slot, step: CompiledStep) -> np.ndarray:
         if slot.kind == "rng":
@@ -589,7 +591,8 @@ class BaseSession:
             from . import step_cache
 
             with step_cache.gc_paused():
-                step_key, pruned = step_cache.step_key(fetch_tensors, target_ops, fed, feeds, self._rng_seed)
+                step_key, pruned = step_cache.step_key(fetch_tensors, target_ops, fed, feeds, self._rng_seed,
+                                                       precision=self._precision)
                 step = self._cached_step(step_key, key, pruned, fetch_tensors, target_ops, fed) \
                     if step_key is not None else None
             if step is not None:
@@ -608,9 +611,9 @@ class BaseSession:
                 process_allocator(getattr(self._config, "gpu_options", None))  # the first session's options
             step_key = None  # the persistent step cache keeps CPU programs
             result = compile_module(lowered.module, constraints=lowered.constraints, target="cuda",
-                                    emulate=emulated())
+                                    emulate=emulated(), precision=self._precision)
         else:
-            result = compile_module(lowered.module, constraints=lowered.constraints)
+            result = compile_module(lowered.module, constraints=lowered.constraints, precision=self._precision)
         result.executable.op_resolver = self._graph._nodes_by_name.get
         self.stats["compiles"] += 1
         step = CompiledStep(key, result.executable, lowered.feeds, lowered.refs, lowered.fetches, read_refs,

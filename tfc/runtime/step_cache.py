@@ -183,23 +183,26 @@ def _describe_op(op) -> tuple:
             _outputs(op))
 
 
-def step_key(fetches, targets, fed, feed_arrays: dict, rng_seed) -> tuple:
+def step_key(fetches, targets, fed, feed_arrays: dict, rng_seed, precision: str = "f32") -> tuple:
     """(key or None when the step cannot be cached, the pruned ops in lowering order).
 
     ``fed``: the fed tensors in argument order; ``feed_arrays``: tensor -> the value the
     step is compiled for (its rank and which dims are 1 shape the program);
-    ``rng_seed(op)``: the seeds the session gives a random op."""
+    ``rng_seed(op)``: the seeds the session gives a random op; ``precision``: the
+    session's ("f32", or "bf16": a different program, so a different key)."""
     from tfc.passes.lower import prune
 
     with gc_paused():  # the encoding allocates ~100k small tuples: no full collections meanwhile
-        return _step_key(prune(fetches, targets, fed), fetches, targets, fed, feed_arrays, rng_seed)
+        return _step_key(prune(fetches, targets, fed), fetches, targets, fed, feed_arrays, rng_seed, precision)
 
 
-def _step_key(ops, fetches, targets, fed, feed_arrays: dict, rng_seed) -> tuple:
+def _step_key(ops, fetches, targets, fed, feed_arrays: dict, rng_seed, precision: str = "f32") -> tuple:
     try:
         parts = [fingerprint(),
                  tuple([(t._op._name, t._value_index) for t in fetches]),
                  tuple([op._name for op in targets])]
+        if precision != "f32":  # (f32 keys stay those of before precisions existed)
+            parts.append(("precision", precision))
         for t in fed:
             shape = np.shape(feed_arrays[t])
             parts.append(("feed", t._op._name, t._value_index, t.dtype.name, _shape(t.shape),
