@@ -210,42 +210,80 @@ def emit_select_and_scatter(program, index: int, op: ir.Operation) -> None:
     program.call_kernel(kernel, buffers, index)
 
 
+def _tiles_exactly(op: ir.Operation) -> bool:
+    """Whether the windows tile the operand: strides equal to the window, no padding, and
+    each dim the source's times the window (every element in exactly one window)."""
+    x, source = op.operands
+    window = list(op.attrs["window"])
+    padding = op.attrs.get("padding") or [[0, 0]] * len(window)
+    strides = list(op.attrs.get("strides") or [1] * len(window))
+    return strides == window and all(low == 0 and high == 0 for low, high in padding) and all(
+        d == s if w == 1 else isinstance(d, int) and isinstance(s, int) and d == s * w
+        for d, s, w in zip(x.type.shape, source.type.shape, window))
+
+
 def _scatter_channels(program, index: int, op: ir.Operation) -> None:
-    """Per batch entry: zero its part of the result, then for each window (row-major) find
-    every channel's first maximum over the window's rows and add the source row there."""
+    """Per batch entry: zero its part of the result, then for each window (row-major), one
+    pass over its rows finds every channel's maximum, and a second adds the source row at
+    each channel's first position holding it. Both passes run along contiguous channels
+    (vector loads, compares and blends; no per-channel indirect stores). The first position
+    holding the maximum is the one the first-maximum rule selects: an earlier equal value
+    would have been kept as the maximum; a NaN maximum is the first NaN.
+
+    Windows that tile the operand exactly (a 2x2/2 pool of an even-sized image) write each
+    element once, the gradient or 0: no zeroing pass, no read of the result."""
     x, source = op.operands
     kernel, buffers = program.new_kernel(op, [op.result, x, source])
     b, s = kernel.b, kernel.scalar
     elem = x.type.elem
     rows = ChannelRows(kernel, Windows(kernel, op, x.type), source.type)
     values, gradients, out = kernel.pointer(x), kernel.pointer(source), kernel.pointer(op.result)
-    per_entry = kernel.numel(x.type.with_shape(x.type.shape[1:]))
-    with counted_loop(b, b.mul(rows.begin, per_entry), b.mul(rows.end, per_entry), "sz") as i:
-        s.store(s.constant(0, elem), kernel.element_pointer(out, i), elem)
+    tiles = _tiles_exactly(op)
+    if not tiles:
+        per_entry = kernel.numel(x.type.with_shape(x.type.shape[1:]))
+        with counted_loop(b, b.mul(rows.begin, per_entry), b.mul(rows.end, per_entry), "sz") as i:
+            s.store(s.constant(0, elem), kernel.element_pointer(out, i), elem)
     best = kernel.pro.alloca(s.constant(0, elem).type, size=rows.channels)
-    where = kernel.pro.alloca(I64, size=rows.channels)
+    taken = kernel.pro.alloca(ll.IntType(8), size=rows.channels)
     found_slot = kernel.pro.alloca(I1)
 
     def window(n, middle, source_row) -> None:
         b.store(ll.Constant(I1, 0), found_slot)
 
-        def position(in_row) -> None:
+        def maximum(in_row) -> None:
             found = b.load(found_slot)
             with counted_loop(b, 0, rows.channels, "sc") as c:
                 value = s.load(kernel.element_pointer(values, b.add(in_row, c)), elem)
-                best_slot, where_slot = b.gep(best, [c], inbounds=True), b.gep(where, [c], inbounds=True)
+                best_slot = b.gep(best, [c], inbounds=True)
                 current = b.load(best_slot)
                 take = b.or_(b.not_(found), beats(b, ">", elem, value, current))
                 b.store(b.select(take, value, current), best_slot)
-                b.store(b.select(take, b.add(in_row, c), b.load(where_slot)), where_slot)
             b.store(ll.Constant(I1, 1), found_slot)
 
-        rows.positions(n, middle, position)
-        with if_then(b, b.load(found_slot), "selected"):
+        def scatter(in_row) -> None:
             with counted_loop(b, 0, rows.channels, "sa") as c:
-                target = kernel.element_pointer(out, b.load(b.gep(where, [c], inbounds=True)))
+                value = s.load(kernel.element_pointer(values, b.add(in_row, c)), elem)
+                maximum_value = b.load(b.gep(best, [c], inbounds=True))
+                taken_slot = b.gep(taken, [c], inbounds=True)
+                already = b.icmp_unsigned("!=", b.load(taken_slot), ll.Constant(ll.IntType(8), 0))
+                both_nan = b.and_(b.fcmp_unordered("uno", value, value),
+                                  b.fcmp_unordered("uno", maximum_value, maximum_value))
+                holds = b.or_(b.fcmp_ordered("==", value, maximum_value), both_nan)
+                hit = b.and_(b.not_(already), holds)
+                target = kernel.element_pointer(out, b.add(in_row, c))
                 gradient = s.load(kernel.element_pointer(gradients, b.add(source_row, c)), elem)
-                s.store(b.fadd(s.load(target, elem), gradient), target, elem)
+                if tiles:
+                    s.store(b.select(hit, gradient, s.constant(0, elem)), target, elem)
+                else:
+                    old = s.load(target, elem)
+                    s.store(b.select(hit, b.fadd(old, gradient), old), target, elem)
+                b.store(b.zext(b.or_(already, hit), ll.IntType(8)), taken_slot)
+
+        rows.positions(n, middle, maximum)
+        with if_then(b, b.load(found_slot), "selected"):
+            with counted_loop(b, 0, rows.channels, "st") as c:
+                b.store(ll.Constant(ll.IntType(8), 0), b.gep(taken, [c], inbounds=True))
+            rows.positions(n, middle, scatter)
 
     rows.pixels(window)
     program.call_kernel(kernel, buffers, index)
