@@ -208,7 +208,7 @@ def _compile_module(module, dump, constraints, source_ops, op_names, native, pro
     fusion = next((p for p in pipeline if isinstance(p, Fusion)), None)
     if not native:
         return CompileResult(module, None, report, None, timings, fusion)
-    from tfc.codegen.parallel import jit_runtime
+    from tfc.codegen.parallel import jit_runtime, link_runtime
     from tfc.codegen.units import Splitter
 
     start = time.perf_counter()
@@ -220,6 +220,9 @@ def _compile_module(module, dump, constraints, source_ops, op_names, native, pro
     program.build()
     units = splitter.finish()
     timings["codegen"] = time.perf_counter() - start
+    start = time.perf_counter()
+    link_runtime(program.module)  # a GEMM of another element type, the first time one is used
+    timings["runtime"] += time.perf_counter() - start
     if units is None:
         code = compile_ir(str(program.module))
     else:

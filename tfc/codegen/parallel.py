@@ -17,6 +17,8 @@ import functools
 
 from llvmlite import ir as ll
 
+from tfc import ir
+
 from .llvm_util import I8, I8P, I32, I64, const_i64, intrinsic
 
 TASK_TYPE = ll.FunctionType(ll.VoidType(), [I8P, I64])
@@ -353,33 +355,85 @@ def emit_runtime(module: ll.Module, vector_bits: int) -> None:
         emit_gemm(module, elem, vector_bits)
 
 
-RUNTIME_SYMBOLS = (ENTRY_NAME, "tfc_gemm_f32", "tfc_gemm_f64")
+RUNTIME_SYMBOLS = (ENTRY_NAME, "tfc_gemm_f32")
 
 
 @functools.lru_cache(maxsize=None)
 def jit_runtime():
-    """Compile the runtime once per process and make its symbols resolvable by programs."""
+    """Compile the runtime once per process and make its symbols resolvable by programs:
+    the pool and the f32 GEMM. The GEMMs of other element types are compiled when a
+    program first needs one (``link_runtime``): most programs never call the f64 one, and
+    it is a third of the runtime's compile time."""
     import ctypes
 
     import llvmlite.binding as llvm
 
-    from .jit import compile_ir
-
+    from .kernels.gemm import emit_gemm
     from .target import host_target
 
     size = default_pool_size()  # a bad TFC_NUM_THREADS fails before anything is compiled
     module = ll.Module(name="tfc_runtime")
-    emit_runtime(module, host_target().vector_bits)
-    # Straight to code generation: the runtime is written already blocked and unrolled, and
-    # LLVM's IR pipeline adds ~0.6 s here for no measured speed (1024^3 f32 GEMM: 127 GFLOP/s
-    # per core either way).
-    code = compile_ir(str(module), entry_name=SIZE_NAME, ir_passes=False)
+    emit_pool(module)
+    emit_gemm(module, ir.ElemType.F32, host_target().vector_bits)
+    code = _compile_runtime_module(module)
     for name in RUNTIME_SYMBOLS:
         llvm.add_symbol(name, code.engine.get_function_address(name))
     llvm.add_symbol(SIZE_GLOBAL, code.engine.get_global_value_address(SIZE_GLOBAL))
     set_size = ctypes.CFUNCTYPE(None, ctypes.c_int64)(code.engine.get_function_address(SIZE_NAME))
     set_size(size)
     return code
+
+
+@functools.lru_cache(maxsize=None)
+def _jit_gemm(elem):
+    """The GEMM routine for ``elem`` compiled on its own (it calls the pool of ``jit_runtime``)."""
+    import llvmlite.binding as llvm
+
+    from .kernels.gemm import emit_gemm, gemm_name
+    from .target import host_target
+
+    jit_runtime()
+    module = ll.Module(name=f"tfc_runtime_{gemm_name(elem)}")
+    emit_gemm(module, elem, host_target().vector_bits)
+    code = _compile_runtime_module(module, entry_name=gemm_name(elem))
+    llvm.add_symbol(gemm_name(elem), code.engine.get_function_address(gemm_name(elem)))
+    return code
+
+
+def _compile_runtime_module(module: ll.Module, entry_name: str = SIZE_NAME):
+    from .jit import compile_ir
+
+    # Straight to code generation: the runtime is written already blocked and unrolled, and
+    # LLVM's IR pipeline adds ~0.6 s here for no measured speed (1024^3 f32 GEMM: 127 GFLOP/s
+    # per core either way).
+    return compile_ir(str(module), entry_name=entry_name, ir_passes=False)
+
+
+def gemm_address(elem) -> int:
+    """The address of the runtime's GEMM routine for ``elem`` (compiled if not yet)."""
+    from .kernels.gemm import gemm_name
+
+    code = jit_runtime() if gemm_name(elem) in RUNTIME_SYMBOLS else _jit_gemm(elem)
+    return code.engine.get_function_address(gemm_name(elem))
+
+
+def link_runtime(references) -> None:
+    """Make every runtime symbol a program refers to resolvable. ``references``: the names
+    it uses (an ``ll.Module``'s globals), or its object files (bytes: an undefined symbol's
+    name is in the object's string table)."""
+    from .kernels.gemm import GEMM_ELEMS, gemm_name
+
+    jit_runtime()
+    for elem in GEMM_ELEMS:
+        name = gemm_name(elem)
+        if name in RUNTIME_SYMBOLS:
+            continue
+        if isinstance(references, ll.Module):
+            used = name in references.globals
+        else:
+            used = any(name.encode() in blob for blob in references)
+        if used:
+            _jit_gemm(elem)
 
 
 def pool_size() -> int:

@@ -647,7 +647,7 @@ class BaseSession:
 
     def _step_from_entry(self, key, entry: tuple, fetch_tensors, target_ops, fed) -> Optional[CompiledStep]:
         from tfc.codegen import jit
-        from tfc.codegen.parallel import jit_runtime
+        from tfc.codegen.parallel import link_runtime
         from tfc.passes.lower import RefSlot, _tensor_hint, ir_elem
 
         from .executable import Executable
@@ -667,9 +667,9 @@ class BaseSession:
             if kind == "rng" and tuple(self._rng_seed(op)) != seed:
                 return None
             refs.append(RefSlot(kind, name, ir.TensorType(ir.ElemType(elem), tuple(int(d) for d in shape)), op, seed))
-        jit_runtime()  # the symbols the object links against
         objects = [blobs[name] for name in sorted((n for n in blobs if n.startswith("object.")),
                                                   key=lambda n: int(n.split(".")[1]))]
+        link_runtime(objects)  # the symbols the objects link against
         code = jit.load_object(objects, description["entry"]) if objects else None
         if code is None:
             return None

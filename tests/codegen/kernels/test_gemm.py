@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tfc import ir
 from tfc.codegen import parallel
 from tfc.codegen.kernels import gemm
 
@@ -23,10 +24,9 @@ PTR = ctypes.c_void_p
 
 
 def routine(dtype):
-    code = parallel.jit_runtime()
-    name = "tfc_gemm_f32" if dtype == np.float32 else "tfc_gemm_f64"
+    elem = ir.ElemType.F32 if dtype == np.float32 else ir.ElemType.F64
     prototype = ctypes.CFUNCTYPE(None, INT, INT, INT, PTR, INT, INT, PTR, INT, INT, PTR, INT, PTR, INT)
-    return prototype(code.engine.get_function_address(name))
+    return prototype(parallel.gemm_address(elem))
 
 
 def run_gemm(a, b, transpose_a=False, transpose_b=False, extra_columns=0, threads=1, addend=None):

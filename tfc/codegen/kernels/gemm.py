@@ -13,12 +13,20 @@ row) added where each task stores its first K block, on the core that computed t
           pack A[ic:ic+MC, pc:pc+KC]
           for jr, ir over the panels:       the micro-kernel: an MR x NR tile of C held in
             micro-kernel                    MR * NR/VW vector registers, one FMA per
-                                            (row, vector) per k
+                                            (row, vector) per k, UNROLL k per loop trip
 Edge tiles are computed in full (packing pads with zeros) and written through a small
-stack tile. Packing buffers come from malloc once per call. When the columns are split
-between tasks (few rows: every task multiplies all of them), A is packed once, whole,
-before the tasks run, rather than by each task again; and with a single row group each
-task packs the B panels of its own columns.
+stack tile; each tile's C rows are prefetched before its micro-kernel runs. Packing
+buffers come from malloc once per call: packed B, and one packed-A block per thread,
+which a task claims by flag (so a thread reuses the same, cache-warm buffer task after
+task). When the columns are split between tasks (few rows: every task multiplies all of
+them), A is packed once, whole, rather than by each task again, in the same parallel
+phase as B's panels; and with a single row group each task packs the B panels of its
+own columns. On one thread the work is one task (no split: full MC blocks).
+
+Narrow N (fewer than NARROW_PANELS * NR columns, e.g. a dense layer with 10 outputs)
+takes its own path: no A packing (an A panel would be used once or twice), B packed into
+rows of N rounded up to VW, tasks over rows only, NR-wide tiles and then one VW-wide
+tile of NARROW_MR_FACTOR * MR rows, partial columns stored through masked stores.
 """
 from __future__ import annotations
 
@@ -38,6 +46,12 @@ PACKED_B_ELEMENTS = 1 << 22  # the packed copy of B: at most K x NC, or this man
 # A whole packed copy of A (M x K, rounded up to MR rows) is made once, shared by the tasks,
 # when it has at most this many elements; else each task packs its rows per K block.
 SHARED_A_ELEMENTS = 1 << 22
+UNROLL = 4  # rank-1 updates per trip of the micro-kernel's loop
+# Fewer columns than this many NR panels take the narrow path (A read in place, see
+# emit_narrow); a lone last panel of at most VW columns uses NARROW_MR_FACTOR * MR rows.
+NARROW_PANELS = 2
+NARROW_MR_FACTOR = 2
+NARROW_UNROLL = 1  # in-place A rows: unrolling measured slower (more live addresses)
 
 
 @dataclass(frozen=True)
@@ -107,6 +121,12 @@ class _GemmEmitter:
         self.module = module
         self.fma = intrinsic(module, f"llvm.fma.v{blocking.vector_width}{'f32' if self.t == F32 else 'f64'}",
                              self.vec, [self.vec] * 3)
+        suffix = f"v{blocking.vector_width}{'f32' if self.t == F32 else 'f64'}"
+        mask_type = ll.VectorType(ll.IntType(1), blocking.vector_width)
+        self.masked_load = intrinsic(module, f"llvm.masked.load.{suffix}.p0", self.vec,
+                                     [self.vec.as_pointer(), ll.IntType(32), mask_type, self.vec])
+        self.masked_store = intrinsic(module, f"llvm.masked.store.{suffix}.p0", ll.VoidType(),
+                                      [self.vec, self.vec.as_pointer(), ll.IntType(32), mask_type])
         self.emit()
 
     # -- small helpers ------------------------------------------------------------------
@@ -134,13 +154,16 @@ class _GemmEmitter:
 
     # -- structure ----------------------------------------------------------------------
     def emit(self) -> None:
-        """The driver: pack all of A when it is shared (one parallel phase), then per block
-        of NC columns, pack all of B (one parallel phase), then multiply (one parallel
-        phase of row block x column chunk tasks, each over all of K)."""
+        """The driver: narrow N goes to ``emit_narrow``; else per block of NC columns, pack
+        all of B, and on the first block all of A when it is shared (one parallel phase
+        for both), then multiply (one parallel phase of row block x column chunk tasks,
+        each over all of K)."""
         b, bk = self.b, self.bk
         self.pack_task = self._emit_pack_task()
         self.pack_a_task = self._emit_pack_a_task()
         self.compute_task = self._emit_compute_task()
+        self.narrow_task = self._emit_narrow_task()
+        self.prepare_task = self._emit_prepare_task()
         with if_then(b, b.icmp_signed("==", b.mul(self.M, self.N), const_i64(0)), "empty"):
             b.ret_void()
         with if_then(b, b.icmp_signed("==", self.K, const_i64(0)), "k0"):
@@ -150,15 +173,29 @@ class _GemmEmitter:
         parallel = b.icmp_signed(">=", flops, const_i64(PARALLEL_FLOPS))
         threads = b.select(parallel, b.load(_pool_size_global(self.module)), const_i64(1))
         threads = b.select(b.icmp_signed("<", threads, const_i64(1)), const_i64(1), threads)
+        with if_then(b, b.icmp_signed("<", self.N, const_i64(NARROW_PANELS * bk.nr)), "narrow"):
+            self.emit_narrow(threads, parallel)
+            b.ret_void()
         block_width = self.block_width()
         packed_b = self.malloc_dynamic(b.mul(self.K, block_width))
         pack_ctx = b.alloca(self.pack_ctx_type)
         compute_ctx = b.alloca(self.compute_ctx_type)
         k_blocks = b.sdiv(b.add(self.K, const_i64(bk.kc - 1)), const_i64(bk.kc))
         row_panels = b.sdiv(b.add(self.M, const_i64(bk.mr - 1)), const_i64(bk.mr))
-        tasks_wanted = b.mul(threads, const_i64(TASKS_PER_THREAD))
+        # On one thread the tasks only split the work (smaller blocks, less reuse of each
+        # packed panel): want one, and let MC alone bound the row groups.
+        tasks_wanted = b.select(b.icmp_signed("==", threads, const_i64(1)), const_i64(1),
+                                b.mul(threads, const_i64(TASKS_PER_THREAD)))
         row_groups = self.row_groups(row_panels, tasks_wanted)
-        shared_a, packed_a = self.pack_shared_a(row_panels, row_groups, tasks_wanted, parallel)
+        shared_a, packed_a, pack_a_ctx = self.shared_a(row_panels, row_groups, tasks_wanted)
+        a_panels = b.select(b.icmp_signed("!=", shared_a, const_i64(0)), row_panels, const_i64(0))
+        prepare_ctx = b.alloca(self.prepare_ctx_type)
+        # One packed-A buffer per thread (unused when A is packed whole), claimed by flag.
+        slot_flags = b.alloca(I64, size=threads)
+        with counted_loop(b, 0, threads, "sf") as s:
+            b.store(const_i64(0), self.at(slot_flags, s))
+        slot_buffers = self.malloc_dynamic(b.select(b.icmp_signed("!=", shared_a, const_i64(0)), const_i64(1),
+                                                    b.mul(threads, const_i64(bk.mc * bk.kc))))
         with counted_loop(b, 0, self.N, "jc", step=block_width) as jc:
             nc = self.imin(block_width, b.sub(self.N, jc))
             panels = b.sdiv(b.add(nc, const_i64(bk.nr - 1)), const_i64(bk.nr))
@@ -166,36 +203,197 @@ class _GemmEmitter:
             # One row group: each column chunk's B panels are used by one task only, which
             # packs them itself (no separate phase, and they stay in that core's cache).
             b_in_task = b.icmp_signed("==", row_groups, const_i64(1))
-            with if_then(b, b.not_(b_in_task), "pack_b"):
-                self.store_fields(pack_ctx, [self.K, self.B, self.sbk, self.sbn, packed_b, jc, nc, panels, padded])
-                self.run_tasks(self.pack_task, pack_ctx, b.mul(k_blocks, panels), parallel)
+            # One packing phase: the B panels of this block, and on the first block the
+            # panels of a shared A too.
+            self.store_fields(pack_ctx, [self.K, self.B, self.sbk, self.sbn, packed_b, jc, nc, panels, padded])
+            a_tasks = b.select(b.icmp_signed("==", jc, const_i64(0)), a_panels, const_i64(0))
+            b_tasks = b.select(b_in_task, const_i64(0), b.mul(k_blocks, panels))
+            packs = b.add(a_tasks, b_tasks)
+            with if_then(b, b.icmp_signed(">", packs, const_i64(0)), "pack"):
+                self.store_fields(prepare_ctx, [b.bitcast(pack_a_ctx, I8P), a_tasks, b.bitcast(pack_ctx, I8P)])
+                self.run_tasks(self.prepare_task, prepare_ctx, packs, parallel)
             chunk = self.column_chunk(row_groups, nc, tasks_wanted)
             n_chunks = b.sdiv(b.add(nc, b.sub(chunk, const_i64(1))), chunk)
             self.store_fields(compute_ctx, [self.M, self.K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b,
                                             jc, nc, padded, n_chunks, chunk, row_panels, row_groups, packed_a,
                                             shared_a, self.B, self.sbk, self.sbn, b.zext(b_in_task, I64), self.X,
-                                            self.ldx])
+                                            self.ldx, slot_flags, threads, slot_buffers])
             self.run_tasks(self.compute_task, compute_ctx, b.mul(row_groups, n_chunks), parallel)
         self.free(packed_b)
         self.free(packed_a)
+        self.free(slot_buffers)
         b.ret_void()
 
-    def pack_shared_a(self, row_panels, row_groups, tasks_wanted, parallel):
-        """(shared, packed): when the column chunks per row group would make several tasks
-        pack the same rows (few rows) and A fits SHARED_A_ELEMENTS, pack all of A once
-        here (one task per MR panel: Ap[(panel*K + k)*MR + i]); ``packed`` is then that
-        copy, else a one-element dummy for ``free``."""
+    # -- narrow N ----------------------------------------------------------------------
+    def emit_narrow(self, threads, parallel) -> None:
+        """C = A·B + X for N < NARROW_PANELS * NR (a dense layer with a few outputs).
+
+        With one or two column panels an A panel would be used once or twice, so packing A
+        (a copy of all of it, the bulk of the memory traffic here) does not pay: the
+        micro-kernel broadcasts A's elements straight from its rows. B is packed whole
+        into rows of W (N rounded up to VW, zeros past N), and each task takes a range of
+        rows, all columns and all of K at once (no K blocks: one store per tile, with the
+        addend). Columns go in NR-wide panels while more than VW are left, then one
+        VW-wide panel of NARROW_MR_FACTOR * MR rows (as many accumulators, so the FMA
+        latency stays hidden with one vector per row)."""
+        b, vw = self.b, self.bk.vector_width
+        width = b.mul(b.sdiv(b.add(self.N, const_i64(vw - 1)), const_i64(vw)), const_i64(vw))
+        packed = self.malloc_dynamic(b.mul(self.K, width))
+        with counted_loop(b, 0, self.K, "nbk") as k:
+            with counted_loop(b, 0, width, "nbj") as j:
+                inside = b.icmp_signed("<", j, self.N)
+                safe = b.select(inside, j, const_i64(0))
+                value = b.load(self.at(self.B, b.add(b.mul(k, self.sbk), b.mul(safe, self.sbn))))
+                value = b.select(inside, value, ll.Constant(self.t, 0.0))
+                b.store(value, self.at(packed, b.add(b.mul(k, width), j)))
+        unit = self.narrow_row_unit()
+        units = b.sdiv(b.add(self.M, const_i64(unit - 1)), const_i64(unit))
+        tasks = self.imin(units, b.mul(threads, const_i64(TASKS_PER_THREAD)))
+        ctx = b.alloca(self.narrow_ctx_type)
+        self.store_fields(ctx, [self.M, self.N, self.K, self.A, self.sam, self.sak, packed, width, self.C,
+                                self.ldc, self.X, self.ldx, units, tasks])
+        self.run_tasks(self.narrow_task, ctx, tasks, parallel)
+        self.free(packed)
+
+    def narrow_row_unit(self) -> int:
+        """Rows per unit of work shared out between narrow tasks: a multiple of both
+        kernels' MR."""
+        return NARROW_MR_FACTOR * self.bk.mr
+
+    def _emit_narrow_task(self) -> ll.Function:
+        """narrow(ctx, t): rows [first, last) of task t (whole units of
+        ``narrow_row_unit``, shared out evenly), every column, all of K."""
+        bk, ptr, outer = self.bk, self.t.as_pointer(), self.b
+        vw, nr = bk.vector_width, bk.nr
+        self.narrow_ctx_type = ll.LiteralStructType([I64, I64, I64, ptr, I64, I64, ptr, I64, ptr, I64, ptr, I64,
+                                                     I64, I64])
+        fn, fields = self.task_function("narrow", self.narrow_ctx_type)
+        b = self.b
+        (M, N, K, self.A, self.sam, self.sak, packed, width, self.C, self.ldc, self.X, self.ldx, units,
+         tasks) = fields
+        index, unit = fn.args[1], const_i64(self.narrow_row_unit())
+        first = b.mul(b.sdiv(b.mul(index, units), tasks), unit)
+        last = self.imin(b.mul(b.sdiv(b.mul(b.add(index, const_i64(1)), units), tasks), unit), M)
+        # Wide panels while more than VW columns are left (partial ones masked), then at
+        # most one panel of VW columns or fewer.
+        wide = b.sdiv(b.add(b.sub(N, const_i64(vw)), const_i64(nr - 1)), const_i64(nr))
+        wide = b.select(b.icmp_signed("<", wide, const_i64(0)), const_i64(0), wide)
+        tile = b.alloca(self.vec, size=const_i64(max(bk.mr * bk.nr_vectors, NARROW_MR_FACTOR * bk.mr)))
+        with counted_loop(b, 0, wide, "nw") as panel:
+            self.narrow_panel(b.mul(panel, const_i64(nr)), bk.nr_vectors, bk.mr, first, last, N, K, packed, width,
+                              tile)
+        rest = b.mul(wide, const_i64(nr))
+        with if_then(b, b.icmp_signed("<", rest, N), "nlast"):
+            self.narrow_panel(rest, 1, NARROW_MR_FACTOR * bk.mr, first, last, N, K, packed, width, tile)
+        b.ret_void()
+        self.b = outer
+        self.A, self.sam, self.sak, self.C, self.ldc = (self.fn.args[3], self.fn.args[4], self.fn.args[5],
+                                                        self.fn.args[9], self.fn.args[10])
+        self.X, self.ldx = self.fn.args[11], self.fn.args[12]
+        return fn
+
+    def narrow_panel(self, col0, nv, mr, first, last, N, K, packed, width, tile) -> None:
+        """Rows [first, last) times the nv * VW columns from col0 (those past N masked
+        off): mr-row tiles, the A elements read in place (rows past ``last`` read row
+        ``last - 1`` again, and are not stored); the accumulators go through ``tile`` (on
+        the stack) to the stores."""
+        b, vw = self.b, self.bk.vector_width
+        with counted_loop(b, first, last, "nr", step=mr) as row0:
+            rows = self.imin(const_i64(mr), b.sub(last, row0))
+            starts = [self.at(self.A, b.mul(self.imin(b.add(row0, const_i64(i)), b.sub(last, const_i64(1))),
+                                            self.sam))
+                      for i in range(mr)]
+            packed_row = self.at(packed, col0)
+
+            def a_elements(k):
+                offset = b.mul(k, self.sak)
+                return [self.at(start, offset) for start in starts]
+
+            acc = self.rank1_updates(mr, nv, K, a_elements, lambda k: self.at(packed_row, b.mul(k, width)),
+                                     NARROW_UNROLL)
+            for i, row_acc in enumerate(acc):
+                for v, value in enumerate(row_acc):
+                    b.store(value, self.at(tile, const_i64(i * nv + v)))
+            full = b.icmp_signed("<=", b.add(col0, const_i64(nv * vw)), N)
+            with b.if_else(full) as (then, otherwise):
+                with then:
+                    self.store_rows(tile, nv, row0, rows, col0, None)
+                with otherwise:
+                    self.store_rows(tile, nv, row0, rows, col0, self.column_masks(col0, nv, N))
+
+    def column_masks(self, col0, nv, N) -> list:
+        """Per vector v of a panel from col0: the lanes whose column is below N."""
+        b, vw = self.b, self.bk.vector_width
+        lanes = ll.VectorType(I64, vw)
+        splat_mask = ll.Constant(ll.VectorType(ll.IntType(32), vw), [0] * vw)
+
+        def splat(value):
+            inserted = b.insert_element(ll.Constant(lanes, ll.Undefined), value, const_i64(0))
+            return b.shuffle_vector(inserted, ll.Constant(lanes, ll.Undefined), splat_mask)
+
+        bound = splat(N)
+        return [b.icmp_signed("<", b.add(splat(b.add(col0, const_i64(v * vw))), ll.Constant(lanes, list(range(vw)))),
+                              bound) for v in range(nv)]
+
+    def store_rows(self, tile, nv, row0, rows, col0, masks) -> None:
+        """C[row0 + i, col0 + v*VW ...] = tile[i*nv + v] (+ X there) for i below ``rows``
+        (a loop: one copy of the code whatever the tile's height); with ``masks``, only the
+        lanes they select are read and written."""
+        b, vw = self.b, self.bk.vector_width
+        vec_ptr = self.vec.as_pointer()
+        has_x = self.has_addend()
+        x_base = b.select(has_x, self.X, self.C)  # never offset from null
+        x_stride = b.select(has_x, self.ldx, self.ldc)
+        with counted_loop(b, 0, rows, "nrow") as i:
+            row = b.add(row0, i)
+            for v in range(nv):
+                value = b.load(self.at(tile, b.add(b.mul(i, const_i64(nv)), const_i64(v))))
+                column = b.add(col0, const_i64(v * vw))
+                target = b.bitcast(self.at(self.C, b.add(b.mul(row, self.ldc), column)), vec_ptr)
+                source = b.bitcast(self.at(x_base, b.add(b.mul(row, x_stride), column)), vec_ptr)
+                if masks is None:
+                    extra = b.load(source, align=self.size)
+                else:
+                    extra = b.call(self.masked_load, [source, ll.Constant(ll.IntType(32), self.size), masks[v],
+                                                      ll.Constant(self.vec, None)])
+                value = b.select(has_x, b.fadd(value, extra), value)
+                if masks is None:
+                    b.store(value, target, align=self.size)
+                else:
+                    b.call(self.masked_store, [value, target, ll.Constant(ll.IntType(32), self.size), masks[v]])
+
+    def shared_a(self, row_panels, row_groups, tasks_wanted):
+        """(shared, packed, context): when the column chunks per row group would make
+        several tasks pack the same rows (few rows) and A fits SHARED_A_ELEMENTS, all of A
+        is packed once, before the compute tasks, one pack_a task per MR panel (in the
+        first packing phase, with B's panels: Ap[(panel*K + k)*MR + i]); ``packed`` is
+        then that copy, else a one-element dummy for ``free``; ``context`` is pack_a's."""
         b, bk = self.b, self.bk
         elements = b.mul(b.mul(row_panels, const_i64(bk.mr)), self.K)
         shares = b.icmp_signed("<", row_groups, tasks_wanted)
         fits = b.icmp_signed("<=", elements, const_i64(SHARED_A_ELEMENTS))
         shared = b.and_(shares, fits)
         packed = self.malloc_dynamic(b.select(shared, elements, const_i64(1)))
-        with if_then(b, shared, "pack_a"):
-            ctx = b.alloca(self.pack_a_ctx_type)
-            self.store_fields(ctx, [self.M, self.K, self.A, self.sam, self.sak, packed])
-            self.run_tasks(self.pack_a_task, ctx, row_panels, parallel)
-        return b.zext(shared, I64), packed
+        ctx = b.alloca(self.pack_a_ctx_type)
+        self.store_fields(ctx, [self.M, self.K, self.A, self.sam, self.sak, packed])
+        return b.zext(shared, I64), packed, ctx
+
+    def _emit_prepare_task(self) -> ll.Function:
+        """prepare(ctx, t): the packing phase: pack_a task t for t below the count of A
+        panels, else pack (B) task t minus that count; one phase (one wait for the
+        threads) for both."""
+        outer = self.b
+        self.prepare_ctx_type = ll.LiteralStructType([I8P, I64, I8P])
+        fn, (a_ctx, a_tasks, b_ctx) = self.task_function("prepare", self.prepare_ctx_type)
+        b, index = self.b, fn.args[1]
+        with b.if_else(b.icmp_signed("<", index, a_tasks)) as (pack_a, pack_b):
+            with pack_a:
+                b.call(self.pack_a_task, [a_ctx, index])
+            with pack_b:
+                b.call(self.pack_task, [b_ctx, b.sub(index, a_tasks)])
+        b.ret_void()
+        self.b = outer
+        return fn
 
     def block_width(self):
         """Columns packed at once: NC, fewer when K is so deep that K x NC would not fit
@@ -291,11 +489,13 @@ class _GemmEmitter:
         chunk's tiles."""
         bk, ptr, outer = self.bk, self.t.as_pointer(), self.b
         self.compute_ctx_type = ll.LiteralStructType([I64, I64, ptr, I64, I64, ptr, I64, ptr] + [I64] * 7
-                                                     + [ptr, I64, ptr, I64, I64, I64, ptr, I64])
+                                                     + [ptr, I64, ptr, I64, I64, I64, ptr, I64, I64.as_pointer(),
+                                                        I64, ptr])
         fn, fields = self.task_function("compute", self.compute_ctx_type)
         b = self.b
         (M, K, self.A, self.sam, self.sak, self.C, self.ldc, packed_b, jc, nc, padded, n_chunks, width, row_panels,
-         row_groups, shared_a, is_shared, self.B, self.sbk, self.sbn, b_in_task, self.X, self.ldx) = fields
+         row_groups, shared_a, is_shared, self.B, self.sbk, self.sbn, b_in_task, self.X, self.ldx, slot_flags,
+         slot_count, slot_buffers) = fields
         shared = b.icmp_signed("!=", is_shared, const_i64(0))
         packs_b = b.icmp_signed("!=", b_in_task, const_i64(0))
         index = fn.args[1]
@@ -307,7 +507,7 @@ class _GemmEmitter:
         col_start = b.mul(b.srem(index, n_chunks), width)
         col_stop = self.imin(b.add(col_start, width), nc)
         tile = b.alloca(self.t, size=const_i64(bk.mr * bk.nr))
-        packed_a = self.malloc_dynamic(b.select(shared, const_i64(1), const_i64(bk.mc * bk.kc)))
+        slot, packed_a = self.claim_a_buffer(shared, slot_flags, slot_count, slot_buffers)
         with counted_loop(b, 0, K, "pc", step=bk.kc) as pc:
             kc = self.imin(const_i64(bk.kc), b.sub(K, pc))
             first = b.icmp_signed("==", pc, const_i64(0))
@@ -323,7 +523,7 @@ class _GemmEmitter:
             a_stride = b.select(shared, K, kc)
             self.macro_kernel(a_block, a_stride, self.at(packed_b, b.mul(pc, padded)), tile, ic, jc, mc, nc, kc,
                               first, col_start, col_stop)
-        self.free(packed_a)
+        self.release_a_buffer(slot, packed_a, slot_flags)
         b.ret_void()
         self.b = outer
         self.A, self.sam, self.sak, self.C, self.ldc = (self.fn.args[3], self.fn.args[4], self.fn.args[5],
@@ -331,6 +531,37 @@ class _GemmEmitter:
         self.B, self.sbk, self.sbn = self.fn.args[6], self.fn.args[7], self.fn.args[8]
         self.X, self.ldx = self.fn.args[11], self.fn.args[12]
         return fn
+
+    def claim_a_buffer(self, shared, flags, count, buffers):
+        """(slot, buffer) for a task's packed A block (MC x KC): the first of the call's
+        ``count`` buffers whose flag this task turns from 0 to 1 (so a thread reuses one
+        buffer, warm in its cache, task after task), or, should more tasks run at once
+        than there are slots (workers started for a bigger pool), slot -1 and a buffer
+        of its own from malloc. Neither when A is packed whole (``shared``: slot -2)."""
+        b, bk = self.b, self.bk
+        chosen = b.alloca(I64)
+        pointer = b.alloca(self.t.as_pointer())
+        b.store(const_i64(-2), chosen)
+        b.store(buffers, pointer)
+        with if_then(b, b.not_(shared), "claim"):
+            b.store(const_i64(-1), chosen)
+            with counted_loop(b, 0, count, "slot") as s:
+                with if_then(b, b.icmp_signed("<", b.load(chosen), const_i64(0)), "try_slot"):
+                    swap = b.cmpxchg(self.at(flags, s), const_i64(0), const_i64(1), "acquire", "monotonic")
+                    with if_then(b, b.extract_value(swap, 1), "got_slot"):
+                        b.store(s, chosen)
+                        b.store(self.at(buffers, b.mul(s, const_i64(bk.mc * bk.kc))), pointer)
+            with if_then(b, b.icmp_signed("==", b.load(chosen), const_i64(-1)), "own_buffer"):
+                b.store(self.malloc(bk.mc * bk.kc), pointer)
+        return b.load(chosen), b.load(pointer)
+
+    def release_a_buffer(self, slot, buffer, flags) -> None:
+        """Give back what ``claim_a_buffer`` handed out."""
+        b = self.b
+        with if_then(b, b.icmp_signed(">=", slot, const_i64(0)), "release_slot"):
+            b.store_atomic(const_i64(0), self.at(flags, slot), "release", 8)
+        with if_then(b, b.icmp_signed("==", slot, const_i64(-1)), "free_own"):
+            self.free(buffer)
 
     def zero_c(self) -> None:
         """K = 0: C = X, or zeros."""
@@ -429,7 +660,12 @@ class _GemmEmitter:
             with b.if_else(full) as (then, otherwise):
                 with then:
                     offsets = [b.mul(b.add(ic, b.add(row0, const_i64(i))), self.sam) for i in range(mr)]
-                    self._pack_a_rows(packed, panel, pc, kc, [(None, o) for o in offsets])
+                    with b.if_else(b.icmp_signed("==", self.sak, const_i64(1))) as (rows_contiguous, other):
+                        with rows_contiguous:
+                            start = self._pack_a_transposed(packed, panel, pc, kc, offsets)
+                            self._pack_a_rows(packed, panel, pc, kc, [(None, o) for o in offsets], start)
+                        with other:
+                            self._pack_a_rows(packed, panel, pc, kc, [(None, o) for o in offsets])
                 with otherwise:
                     rows = []
                     for i in range(mr):
@@ -439,9 +675,37 @@ class _GemmEmitter:
                         rows.append((inside, b.mul(b.add(ic, safe), self.sam)))
                     self._pack_a_rows(packed, panel, pc, kc, rows)
 
-    def _pack_a_rows(self, packed, panel, pc, kc, rows) -> None:
+    def _pack_a_transposed(self, packed, panel, pc, kc, offsets):
+        """A full panel of an A whose rows are contiguous along k (row-major): per VW-deep
+        step of k, one vector load per row, transposed in VW x VW register blocks (rows
+        past MR repeat row 0), and per k one VW-wide store per block of VW rows at
+        Ap[(panel*kc + k)*MR + block start]. A block reaching past MR writes a few lanes
+        into the next k's slot, which a later store overwrites: so steps run only while
+        another k follows them (k0 + VW < kc), never past the panel. Returns the first k
+        left for the element loop."""
+        b, bk = self.b, self.bk
+        vw, mr = bk.vector_width, bk.mr
+        vec_ptr = self.vec.as_pointer()
+        steps = b.sdiv(b.sub(kc, const_i64(1)), const_i64(vw))
+        blocks = [[i if i < mr else 0 for i in range(start, start + vw)] for start in range(0, mr, vw)]
+        with counted_loop(b, 0, steps, "pat") as step:
+            k0 = b.mul(step, const_i64(vw))
+            column = b.add(pc, k0)
+            loaded = {}
+            for i in sorted({i for block in blocks for i in block}):
+                pointer = b.bitcast(self.at(self.A, b.add(offsets[i], column)), vec_ptr)
+                loaded[i] = b.load(pointer, align=self.size)
+            transposed = [_transpose_in_registers(b, [loaded[i] for i in block]) for block in blocks]
+            for k in range(vw):
+                row = b.mul(b.add(b.mul(panel, kc), b.add(k0, const_i64(k))), const_i64(mr))
+                for block_index, block in enumerate(transposed):
+                    target = self.at(packed, b.add(row, const_i64(block_index * vw)))
+                    b.store(block[k], b.bitcast(target, vec_ptr), align=self.size)
+        return b.mul(steps, const_i64(vw))
+
+    def _pack_a_rows(self, packed, panel, pc, kc, rows, k_start=None) -> None:
         b, mr = self.b, self.bk.mr
-        with counted_loop(b, 0, kc, "pak") as k:
+        with counted_loop(b, const_i64(0) if k_start is None else k_start, kc, "pak") as k:
             column = b.mul(b.add(pc, k), self.sak)
             destination = b.mul(b.add(b.mul(panel, kc), k), const_i64(mr))
             for i, (inside, row_offset) in enumerate(rows):
@@ -467,16 +731,55 @@ class _GemmEmitter:
                 a_panel = self.at(packed_a, b.mul(b.mul(ir_, a_stride), const_i64(bk.mr)))
                 row0 = b.mul(ir_, const_i64(bk.mr))
                 rows = self.imin(const_i64(bk.mr), b.sub(mc, row0))
-                acc = self.micro_kernel(a_panel, b_panel, kc)
                 c_tile = self.at(self.C, b.add(b.mul(b.add(ic, row0), self.ldc), b.add(jc, col0)))
+                self.prefetch_tile(c_tile, rows)
+                acc = self.micro_kernel(a_panel, b_panel, kc)
                 x_base = b.select(self.has_addend(), self.X, self.C)  # never offset from null
                 x_tile = self.at(x_base, b.add(b.mul(b.add(ic, row0), self.ldx), b.add(jc, col0)))
                 self.store_tile(acc, c_tile, tile, rows, cols, first, x_tile)
 
-    def micro_kernel(self, a_panel, b_panel, kc) -> list:
-        """MR x NV accumulator vectors after kc rank-1 updates (phis carry them)."""
+    def prefetch_tile(self, c_tile, rows) -> None:
+        """Ask for the C tile's lines (first and last element of each row inside it) ahead
+        of the micro-kernel, so its loads and stores at the end do not wait on memory."""
         b, bk = self.b, self.bk
-        zero = ll.Constant(self.vec, [0.0] * bk.vector_width)
+        prefetch = intrinsic(self.module, "llvm.prefetch.p0", ll.VoidType(), [I8P] + [ll.IntType(32)] * 3)
+        flags = [ll.Constant(ll.IntType(32), value) for value in (1, 3, 1)]  # write, keep in L1, data
+        for i in range(bk.mr):
+            row = self.at(c_tile, b.mul(b.select(b.icmp_signed("<", const_i64(i), rows), const_i64(i),
+                                                 const_i64(0)), self.ldc))
+            for offset in (0, bk.nr - 1):
+                b.call(prefetch, [b.bitcast(self.at(row, const_i64(offset)), I8P)] + flags)
+
+    def micro_kernel(self, a_panel, b_panel, kc) -> list:
+        """MR x NV accumulator vectors after kc rank-1 updates of packed panels."""
+        bk = self.bk
+        return self.rank1_updates(
+            bk.mr, bk.nr_vectors, kc,
+            lambda k: self.consecutive(self.at(a_panel, self.b.mul(k, const_i64(bk.mr))), bk.mr),
+            lambda k: self.at(b_panel, self.b.mul(k, const_i64(bk.nr))))
+
+    def consecutive(self, pointer, count) -> list:
+        """Pointers to ``count`` elements from ``pointer`` on."""
+        return [pointer] + [self.at(pointer, const_i64(i)) for i in range(1, count)]
+
+    def rank1_updates(self, mr, nv, kc, a_elements, b_row, unroll=None) -> list:
+        """``mr`` x ``nv`` accumulator vectors after kc rank-1 updates, k in [0, kc):
+        acc[i][v] += A(i, k) * B(k, v-th vector), where ``a_elements(k)`` gives the mr
+        pointers to A(i, k) and ``b_row(k)`` the pointer to the row's first vector (the
+        next ones follow it). A loop doing ``unroll`` (UNROLL) updates per trip (less loop
+        overhead between the FMAs), then one for the kc % unroll left."""
+        unroll = unroll or UNROLL
+        zero = ll.Constant(self.vec, [0.0] * self.bk.vector_width)
+        acc = [[zero] * nv for _ in range(mr)]
+        whole = self.b.mul(self.b.sdiv(kc, const_i64(unroll)), const_i64(unroll))
+        acc = self._rank1_loop(acc, a_elements, b_row, const_i64(0), whole, unroll)
+        return self._rank1_loop(acc, a_elements, b_row, whole, kc, 1)
+
+    def _rank1_loop(self, initial, a_elements, b_row, start, stop, unroll) -> list:
+        """The accumulators after the rank-1 updates k in [start, stop) (stop - start a
+        multiple of ``unroll``), ``unroll`` per trip; phis carry them."""
+        b, vw = self.b, self.bk.vector_width
+        mr, nv = len(initial), len(initial[0])
         preheader = b.block
         header = b.append_basic_block("uk.head")
         body = b.append_basic_block("uk.body")
@@ -484,31 +787,32 @@ class _GemmEmitter:
         b.branch(header)
         b.position_at_end(header)
         k = b.phi(I64, name="uk")
-        k.add_incoming(const_i64(0), preheader)
-        acc = [[b.phi(self.vec) for _ in range(bk.nr_vectors)] for _ in range(bk.mr)]
-        for row in acc:
-            for phi in row:
-                phi.add_incoming(zero, preheader)
-        b.cbranch(b.icmp_signed("<", k, kc), body, done)
+        k.add_incoming(start, preheader)
+        acc = [[b.phi(self.vec) for _ in range(nv)] for _ in range(mr)]
+        for row, first in zip(acc, initial):
+            for phi, value in zip(row, first):
+                phi.add_incoming(value, preheader)
+        b.cbranch(b.icmp_signed("<", k, stop), body, done)
         b.position_at_end(body)
         vec_ptr = self.vec.as_pointer()
-        b_row = self.at(b_panel, b.mul(k, const_i64(bk.nr)))
-        columns = []
-        for v in range(bk.nr_vectors):
-            pointer = b.bitcast(self.at(b_row, const_i64(v * bk.vector_width)), vec_ptr)
-            columns.append(b.load(pointer, align=self.size * bk.vector_width))
-        a_row = self.at(a_panel, b.mul(k, const_i64(bk.mr)))
-        updated = []
-        for i in range(bk.mr):
-            scalar = b.load(self.at(a_row, const_i64(i)))
-            splat = b.shuffle_vector(b.insert_element(ll.Constant(self.vec, ll.Undefined), scalar, const_i64(0)),
-                                     ll.Constant(self.vec, ll.Undefined),
-                                     ll.Constant(ll.VectorType(ll.IntType(32), bk.vector_width), [0] * bk.vector_width))
-            updated.append([b.call(self.fma, [splat, columns[v], acc[i][v]]) for v in range(bk.nr_vectors)])
-        following = b.add(k, const_i64(1), flags=["nsw"])
+        splat_mask = ll.Constant(ll.VectorType(ll.IntType(32), vw), [0] * vw)
+        updated = acc
+        for u in range(unroll):
+            step = b.add(k, const_i64(u)) if u else k
+            row = b_row(step)
+            columns = [b.load(b.bitcast(self.at(row, const_i64(v * vw)), vec_ptr), align=self.size)
+                       for v in range(nv)]
+            following_acc = []
+            for i, pointer in enumerate(a_elements(step)):
+                scalar = b.load(pointer)
+                splat = b.shuffle_vector(b.insert_element(ll.Constant(self.vec, ll.Undefined), scalar, const_i64(0)),
+                                         ll.Constant(self.vec, ll.Undefined), splat_mask)
+                following_acc.append([b.call(self.fma, [splat, columns[v], updated[i][v]]) for v in range(nv)])
+            updated = following_acc
+        following = b.add(k, const_i64(unroll), flags=["nsw"])
         k.add_incoming(following, b.block)
-        for i in range(bk.mr):
-            for v in range(bk.nr_vectors):
+        for i in range(mr):
+            for v in range(nv):
                 acc[i][v].add_incoming(updated[i][v], b.block)
         b.branch(header)
         b.position_at_end(done)
@@ -521,6 +825,21 @@ class _GemmEmitter:
         vec_ptr = self.vec.as_pointer()
         full = b.and_(b.icmp_signed("==", rows, const_i64(bk.mr)), b.icmp_signed("==", cols, const_i64(bk.nr)))
         with_x = b.and_(first, self.has_addend())
+        overwrite = b.and_(first, b.not_(with_x))  # C = acc: nothing to read
+        with b.if_else(b.and_(full, overwrite)) as (plain, other):
+            with plain:
+                for i in range(bk.mr):
+                    row = self.at(c_tile, b.mul(const_i64(i), self.ldc))
+                    for v in range(bk.nr_vectors):
+                        pointer = b.bitcast(self.at(row, const_i64(v * bk.vector_width)), vec_ptr)
+                        b.store(acc[i][v], pointer, align=self.size)
+            with other:
+                self._store_tile_adding(acc, c_tile, tile, rows, cols, first, x_tile, full, with_x)
+
+    def _store_tile_adding(self, acc, c_tile, tile, rows, cols, first, x_tile, full, with_x) -> None:
+        """store_tile's other cases: a full tile plus X or C, or a partial tile."""
+        b, bk = self.b, self.bk
+        vec_ptr = self.vec.as_pointer()
         with b.if_else(full) as (then, otherwise):
             with then:
                 for i in range(bk.mr):
@@ -531,8 +850,7 @@ class _GemmEmitter:
                         x_pointer = b.bitcast(self.at(x_row, const_i64(v * bk.vector_width)), vec_ptr)
                         base = b.select(with_x, x_pointer, pointer)  # X on the first block, else C
                         old = b.load(base, align=self.size)
-                        value = b.select(b.and_(first, b.not_(with_x)), acc[i][v], b.fadd(old, acc[i][v]))
-                        b.store(value, pointer, align=self.size)
+                        b.store(b.fadd(old, acc[i][v]), pointer, align=self.size)
             with otherwise:
                 for i in range(bk.mr):
                     for v in range(bk.nr_vectors):
