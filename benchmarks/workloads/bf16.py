@@ -65,6 +65,14 @@ class _Bf16Rows:
         tf1 = peers.import_tensorflow().compat.v1
         return self._session_step(tf1, config=_bf16_config(tf1, peers.tf_session_config(tf1)))
 
+    def tf_operand(self, tf):
+        """XLA's matmul/conv operands through bfloat16 and back (round to nearest even)."""
+        return lambda t: tf.cast(tf.cast(t, tf.bfloat16), tf.float32)
+
+    def jax_operand(self, jax):
+        """JAX's matmul/conv operands rounded to bfloat16's 8 exponent and 7 mantissa bits."""
+        return lambda a: jax.lax.reduce_precision(a, exponent_bits=8, mantissa_bits=7)
+
     def bf16_numpy(self) -> np.ndarray:
         """The numpy forward pass with every matmul/conv operand rounded to bf16 (f32 BLAS
         products: its summation order differs from the peers', and a different last bit of an
@@ -108,47 +116,6 @@ class MLPBf16(_Bf16Rows, MLP):
             h = np.maximum(h, 0) if i < len(self.params) - 1 else _softmax(h)
         return h
 
-    def build_tf_xla(self):
-        from .. import peers
-
-        tf = peers.import_tensorflow()
-        variables = [(tf.Variable(w), tf.Variable(b)) for w, b in self.params]
-
-        def rounded(t):
-            return tf.cast(tf.cast(t, tf.bfloat16), tf.float32)
-
-        @tf.function(jit_compile=True)
-        def f(x):
-            h = x
-            for i, (w, b) in enumerate(variables):
-                h = tf.matmul(rounded(h), rounded(w)) + b
-                h = tf.nn.relu(h) if i < len(variables) - 1 else tf.nn.softmax(h)
-            return h
-
-        x = tf.constant(self.x)
-        return lambda: f(x).numpy()
-
-    def build_jax(self):
-        from .. import peers
-
-        jax = peers.import_jax()
-        jnp = jax.numpy
-
-        def rounded(a):
-            return jax.lax.reduce_precision(a, exponent_bits=8, mantissa_bits=7)
-
-        @jax.jit
-        def f(x, params):
-            h = x
-            for i, (w, b) in enumerate(params):
-                h = jnp.matmul(rounded(h), rounded(w), precision=jax.lax.Precision.HIGHEST) + b
-                h = jax.nn.relu(h) if i < len(params) - 1 else jax.nn.softmax(h, axis=-1)
-            return h
-
-        x = jax.device_put(self.x)
-        params = jax.device_put(self.params)
-        return lambda: f(x, params).block_until_ready()
-
 
 class CNNBf16(_Bf16Rows, CNN):
     name = "cnn_bf16"
@@ -161,51 +128,3 @@ class CNNBf16(_Bf16Rows, CNN):
         h = max_pool_2x2(np.maximum(conv(self.x, self.w1) + self.b1, 0))
         h = max_pool_2x2(np.maximum(conv(h, self.w2) + self.b2, 0))
         return round_bf16(h.reshape(-1, self.flat)) @ round_bf16(self.wd) + self.bd
-
-    def build_tf_xla(self):
-        from .. import peers
-
-        tf = peers.import_tensorflow()
-        w1, b1, w2, b2, wd, bd = (tf.Variable(getattr(self, n)) for n in ("w1", "b1", "w2", "b2", "wd", "bd"))
-        flat = self.flat
-
-        def rounded(t):
-            return tf.cast(tf.cast(t, tf.bfloat16), tf.float32)
-
-        @tf.function(jit_compile=True)
-        def f(x):
-            h = tf.nn.relu(tf.nn.conv2d(rounded(x), rounded(w1), strides=1, padding="SAME") + b1)
-            h = tf.nn.max_pool2d(h, ksize=2, strides=2, padding="VALID")
-            h = tf.nn.relu(tf.nn.conv2d(rounded(h), rounded(w2), strides=1, padding="SAME") + b2)
-            h = tf.nn.max_pool2d(h, ksize=2, strides=2, padding="VALID")
-            return tf.matmul(rounded(tf.reshape(h, [-1, flat])), rounded(wd)) + bd
-
-        x = tf.constant(self.x)
-        return lambda: f(x).numpy()
-
-    def build_jax(self):
-        from .. import peers
-
-        jax = peers.import_jax()
-        lax, jnp = jax.lax, jax.numpy
-        flat = self.flat
-        highest = lax.Precision.HIGHEST
-
-        def rounded(a):
-            return lax.reduce_precision(a, exponent_bits=8, mantissa_bits=7)
-
-        def conv(x, w):
-            return lax.conv_general_dilated(rounded(x), rounded(w), (1, 1), "SAME",
-                                            dimension_numbers=("NHWC", "HWIO", "NHWC"), precision=highest)
-
-        def pool(x):
-            return lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-
-        @jax.jit
-        def f(x, w1, b1, w2, b2, wd, bd):
-            h = pool(jax.nn.relu(conv(x, w1) + b1))
-            h = pool(jax.nn.relu(conv(h, w2) + b2))
-            return jnp.matmul(rounded(h.reshape(-1, flat)), rounded(wd), precision=highest) + bd
-
-        args = [jax.device_put(getattr(self, n)) for n in ("x", "w1", "b1", "w2", "b2", "wd", "bd")]
-        return lambda: f(*args).block_until_ready()

@@ -72,20 +72,29 @@ class CNN(Workload):
         logits = tf.matmul(tf.reshape(h, [-1, self.flat]), wd) + bd
         return logits, {x: self.x}
 
+    def tf_operand(self, tf):
+        """What XLA's convolutions and matmul read of an operand: itself (cnn_bf16 rounds it)."""
+        return _unchanged
+
+    def jax_operand(self, jax):
+        """What JAX's convolutions and matmul read of an operand: itself (cnn_bf16 rounds it)."""
+        return _unchanged
+
     def build_tf_xla(self):
         from .. import peers
 
         tf = peers.import_tensorflow()
         w1, b1, w2, b2, wd, bd = (tf.Variable(getattr(self, n)) for n in ("w1", "b1", "w2", "b2", "wd", "bd"))
         flat = self.flat
+        operand = self.tf_operand(tf)
 
         @tf.function(jit_compile=True)
         def f(x):
-            h = tf.nn.relu(tf.nn.conv2d(x, w1, strides=1, padding="SAME") + b1)
+            h = tf.nn.relu(tf.nn.conv2d(operand(x), operand(w1), strides=1, padding="SAME") + b1)
             h = tf.nn.max_pool2d(h, ksize=2, strides=2, padding="VALID")
-            h = tf.nn.relu(tf.nn.conv2d(h, w2, strides=1, padding="SAME") + b2)
+            h = tf.nn.relu(tf.nn.conv2d(operand(h), operand(w2), strides=1, padding="SAME") + b2)
             h = tf.nn.max_pool2d(h, ksize=2, strides=2, padding="VALID")
-            return tf.matmul(tf.reshape(h, [-1, flat]), wd) + bd
+            return tf.matmul(operand(tf.reshape(h, [-1, flat])), operand(wd)) + bd
 
         x = tf.constant(self.x)
         return lambda: f(x).numpy()
@@ -97,10 +106,11 @@ class CNN(Workload):
         lax, jnp = jax.lax, jax.numpy
         flat = self.flat
         highest = lax.Precision.HIGHEST
+        operand = self.jax_operand(jax)
 
         def conv(x, w):
-            return lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
-                                            precision=highest)
+            return lax.conv_general_dilated(operand(x), operand(w), (1, 1), "SAME",
+                                            dimension_numbers=("NHWC", "HWIO", "NHWC"), precision=highest)
 
         def pool(x):
             return lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
@@ -109,7 +119,11 @@ class CNN(Workload):
         def f(x, w1, b1, w2, b2, wd, bd):
             h = pool(jax.nn.relu(conv(x, w1) + b1))
             h = pool(jax.nn.relu(conv(h, w2) + b2))
-            return jnp.matmul(h.reshape(-1, flat), wd, precision=highest) + bd
+            return jnp.matmul(operand(h.reshape(-1, flat)), operand(wd), precision=highest) + bd
 
         args = [jax.device_put(getattr(self, n)) for n in ("x", "w1", "b1", "w2", "b2", "wd", "bd")]
         return lambda: f(*args).block_until_ready()
+
+
+def _unchanged(a):
+    return a

@@ -372,7 +372,7 @@ class Executable:
         for i, name in enumerate(names):
             lines.append(f"    c = cache[{i}]")
             lines.append(f"    if c is not None and c[0] is {name}: slots[{i}] = c[1]")
-            lines.append(f"    else:")
+            lines.append("    else:")
             lines.append(f"        p = address({name})")
             lines.append(f"        cache[{i}] = ({name}, p)")
             lines.append(f"        slots[{i}] = p")
@@ -393,21 +393,27 @@ class Executable:
         except IndexError:
             context = self._new_context()
         try:
-            fast = self._fast(values, context.slots, context.dims, context.cache, self._no_kept) \
-                if len(values) == len(self.args) else None
-            if fast is None:
-                return self._run_checked(values, context)
-            bound, outputs = fast
-            arena_size = self._arena_size(bound)
-            if context.arena.size < arena_size + ARENA_ALIGN:
-                context.grow_arena(arena_size, self._arena_slot)
-            status = self.code.entry(context.slots, context.dims)
-            context.runs += 1
-            if status != 0:
-                self._raise(status, context.error)
-            return outputs
+            outputs = self.run_on(values, context, self._no_kept) if len(values) == len(self.args) else None
+            return self._run_checked(values, context) if outputs is None else outputs
         finally:
             free.append(context)
+
+    def run_on(self, values: Sequence[np.ndarray], context: _CallContext, kept: tuple) -> Optional[list]:
+        """One call on ``context`` through the generated fast path, the results written to
+        ``kept``'s buffers where it has one (and whose addresses ``context`` holds), else
+        to new arrays; None, with nothing run, when the arguments do not fit it."""
+        fast = self._fast(values, context.slots, context.dims, context.cache, kept)
+        if fast is None:
+            return None
+        bound, outputs = fast
+        arena_size = self._arena_size(bound)
+        if context.arena.size < arena_size + ARENA_ALIGN:
+            context.grow_arena(arena_size, self._arena_slot)
+        status = self.code.entry(context.slots, context.dims)
+        context.runs += 1
+        if status != 0:
+            self._raise(status, context.error)
+        return outputs
 
     def _run_checked(self, values: Sequence[np.ndarray], context: _CallContext) -> list:
         """The slow path: explains why arguments do not fit (bind raises)."""

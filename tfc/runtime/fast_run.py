@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from .executable import ARENA_ALIGN, Executable, _address
+from .executable import Executable, _address
 from .fetch import to_fetch_value
 
 MISS = object()  # a run the fast path does not take
@@ -51,9 +51,6 @@ class FastRun:
         self.kept_outputs = self._kept_outputs()
         self.refs = [(len(step.feeds) + i, slot) for i, slot in enumerate(step.refs)]
         self.args: list = [None] * (len(step.feeds) + len(step.refs))
-        self.static_arena = isinstance(executable.arena_bytes, int)
-        if self.static_arena:
-            self.context.grow_arena(executable.arena_bytes, executable._arena_slot)
         self.single = plan.single_tensor
 
     def _kept_feeds(self) -> list:
@@ -144,20 +141,9 @@ class FastRun:
         return all(buffer is None or buffer.shape == shape for buffer, shape in zip(self.kept_feeds, used))
 
     def _call(self, args: list) -> list:
-        executable = self.executable
-        context = self.context
-        fast = executable._fast(args, context.slots, context.dims, context.cache, self.kept_outputs)
-        if fast is None:  # a call on another context explains what does not fit
-            return executable.run(args)
-        bound, outputs = fast
-        if not self.static_arena:
-            arena_size = executable._arena_size(bound)
-            if context.arena.size < arena_size + ARENA_ALIGN:
-                context.grow_arena(arena_size, executable._arena_slot)
-        status = executable.code.entry(context.slots, context.dims)
-        context.runs += 1
-        if status != 0:
-            executable._raise(status, context.error)
+        outputs = self.executable.run_on(args, self.context, self.kept_outputs)
+        if outputs is None:  # a call on another context explains what does not fit
+            return self.executable.run(args)
         return outputs
 
 
