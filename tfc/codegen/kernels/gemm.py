@@ -37,6 +37,7 @@ from llvmlite import ir as ll
 from tfc import ir
 
 from ..llvm_util import F32, F64, I8P, I64, const_i64, counted_loop, if_then, intrinsic
+from .gemv import emit_vector_paths
 from ..parallel import TASK_TYPE, _pool_size_global, declare_parallel_for
 
 TASKS_PER_THREAD = 8  # compute tasks per thread, for the pool's dynamic scheduling to balance
@@ -169,6 +170,7 @@ class _GemmEmitter:
         with if_then(b, b.icmp_signed("==", self.K, const_i64(0)), "k0"):
             self.zero_c()
             b.ret_void()
+        emit_vector_paths(self)  # M == 1 or N == 1 with contiguous vectors: gemv.py
         flops = b.mul(b.mul(self.M, self.N), self.K)
         parallel = b.icmp_signed(">=", flops, const_i64(PARALLEL_FLOPS))
         threads = b.select(parallel, b.load(_pool_size_global(self.module)), const_i64(1))
