@@ -31,6 +31,8 @@ def no_framework_peers(monkeypatch):
         monkeypatch.delenv(var)
 
 
+# the bf16 rows' sessions say once that bf16 is emulated on this CPU (tested in tests/runtime)
+@pytest.mark.filterwarnings("ignore::tfc.codegen.bf16.Bf16EmulationWarning")
 def test_quick_tiny_run_covers_every_workload(no_framework_peers, tmp_path, capsys):
     path = tmp_path / "bench.json"
     code = main(["--quick", "--tiny", "--json", str(path)])
