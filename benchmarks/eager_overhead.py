@@ -27,10 +27,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
+
+from .timing import per_call_median
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -40,15 +40,7 @@ BATCH = 32
 
 def _time(fn, calls: int, rounds: int) -> float:
     """Median over rounds of the mean seconds per call."""
-    for _ in range(min(calls, 200)):
-        fn()
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - start) / calls)
-    return statistics.median(samples)
+    return per_call_median(fn, calls, rounds, warmup=min(calls, 200))
 
 
 def _data():

@@ -23,21 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import time
+
+from .timing import per_call_median
 
 
 def _time(fn, calls: int, rounds: int) -> float:
     """Median over rounds of the mean seconds per call."""
-    for _ in range(min(calls, 500)):
-        fn()
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - start) / calls)
-    return statistics.median(samples)
+    return per_call_median(fn, calls, rounds, warmup=min(calls, 500))
 
 
 def measure(calls: int = 20000, rounds: int = 9) -> list:

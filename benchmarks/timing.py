@@ -111,3 +111,17 @@ def _calls_per_sample(step, min_sample_time: float, clock) -> int:
             return number
         number *= 10
     return number
+
+
+def per_call_median(fn, calls: int, rounds: int, warmup: int) -> float:
+    """Median over ``rounds`` of the mean seconds per call of ``calls`` calls, after
+    ``warmup`` calls (the overhead benchmarks' loops of one tiny step)."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - start) / calls)
+    return statistics.median(samples)
