@@ -61,3 +61,24 @@ def test_fractional_values_match_numpy_closely():
     np.testing.assert_allclose(run_gemm(a, b), a.astype(np.float64) @ b, rtol=2e-5, atol=2e-4)
     np.testing.assert_allclose(run_gemm(b.T.copy(), a.T.copy()), b.T.astype(np.float64) @ a.T, rtol=2e-5,
                                atol=2e-4)
+
+
+def test_a_batch_of_one_through_a_one_output_layer_and_its_gradients():
+    """Forward (1 x K @ K x 1) and the gradients' products (K x 1 @ 1 x 1, 1 x 1 @ 1 x K)
+    through a session, against numpy."""
+    import tfc.compat.v1 as tf
+
+    rng = np.random.default_rng(2)
+    x_value = rng.standard_normal((1, 70)).astype(np.float32)
+    w_value = rng.standard_normal((70, 1)).astype(np.float32)
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 70])
+        w = tf.constant(w_value)
+        y = tf.matmul(x, w)
+        grad_x, grad_w = tf.gradients(tf.reduce_sum(y * y), [x, w])
+        with tf.Session() as sess:
+            got_y, got_gx, got_gw = sess.run([y, grad_x, grad_w], {x: x_value})
+    want_y = x_value.astype(np.float64) @ w_value
+    np.testing.assert_allclose(got_y, want_y, rtol=1e-5)
+    np.testing.assert_allclose(got_gx, 2 * want_y @ w_value.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_gw, x_value.T @ (2 * want_y), rtol=1e-5, atol=1e-5)
