@@ -39,12 +39,14 @@ def test_small_outputs_of_large_reductions_are_split(elem, kind):
             assert_agrees(e, g, exact=tolerance is None, tolerance=tolerance, label=f"{kind} {x.shape}")
 
 
-def test_large_outputs_get_one_thread_each():
+def test_large_outputs_get_a_thread_or_a_block_each():
+    """A column sum: a thread per output (coalesced); a row max: a block per output."""
     text = func("(%x: f32[s0,9000]) -> (f32[9000], f32[s0])",
                 '%0 = reduce %x {dims=[0], op="sum"} : f32[9000]',
                 '%1 = reduce %x {dims=[1], op="max"} : f32[s0]', "return %0, %1")
     result = compiled_for_gpu(text)
     assert [str(step.extent) for step in _launches(result)] == ["9000", "s0"]
+    assert [step.block for step in _launches(result)] == [None, 256]
     x = np.random.default_rng(1).standard_normal((37, 9000)).astype(np.float32)
     got = result.executable.run([x])
     np.testing.assert_allclose(got[0], x.sum(0), rtol=1e-5, atol=1e-5)

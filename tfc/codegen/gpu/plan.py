@@ -36,6 +36,7 @@ class Launch:
     site: int
     may_fail: bool = False
     what: str = ""  # the op it computes, for launch errors and profiles
+    block: Optional[int] = None  # a cooperative kernel's threads per block (block.py): one item per block
 
 
 @dataclass
@@ -147,7 +148,7 @@ def to_json(steps: list) -> list:
         if isinstance(step, Launch):
             out.append({"launch": step.kernel, "buffers": [_buffer_json(b) for b in step.buffers],
                         "extent": None if step.extent is None else _dim_json(step.extent), "site": step.site,
-                        "may_fail": step.may_fail, "what": step.what})
+                        "may_fail": step.may_fail, "what": step.what, "block": step.block})
         elif isinstance(step, Copy):
             out.append({"copy": [_buffer_json(step.destination), _buffer_json(step.source)],
                         "size": _dim_json(step.size)})
@@ -168,7 +169,8 @@ def from_json(data: list) -> list:
         if "launch" in item:
             extent = None if item["extent"] is None else dim_from_json(item["extent"])
             steps.append(Launch(item["launch"], [_buffer_from_json(b) for b in item["buffers"]], extent,
-                                int(item["site"]), bool(item["may_fail"]), item.get("what", "")))
+                                int(item["site"]), bool(item["may_fail"]), item.get("what", ""),
+                                item.get("block")))
         elif "copy" in item:
             destination, source = item["copy"]
             steps.append(Copy(_buffer_from_json(destination), _buffer_from_json(source),

@@ -66,6 +66,7 @@ class GpuProgram(Program):
         self._constant_index: dict = {}
         self.kernels: dict = {}  # entry name -> number of buffer params
         self._grids: dict = {}  # kernel function name -> its grid function
+        self._cooperative: dict = {}  # GPU kernel function name -> (its host function, threads per block)
         self._entries: dict = {}  # target -> the functions only its module text holds
 
     # -- target hooks (see kernels.emit_op) -----------------------------------------------------
@@ -82,6 +83,10 @@ class GpuProgram(Program):
             from . import loop
 
             return loop.emit
+        if kind == "row":
+            from . import row
+
+            return row.emit
         if kind in ("reduce_window", "select_and_scatter"):
             from . import windows
 
@@ -127,7 +132,7 @@ class GpuProgram(Program):
             kernels.emit_op(self, self._main, index, op)
         self._copy_outputs()
         self.plan = self._main.steps
-        for name in self._grids:
+        for name in list(self._grids) + list(self._cooperative):
             self._check_calls(self.module.globals[name])
 
     def _check_calls(self, fn: ll.Function) -> None:
@@ -144,15 +149,29 @@ class GpuProgram(Program):
                 raise CodegenError(f"the GPU backend cannot compile '{name}'{where}: its {op.name} kernel calls "
                                    f"@{callee}, a host function")
 
+    def call_cooperative(self, gpu_kernel, host_kernel, params: list, index: int, threads: int) -> None:
+        """Launch a cooperative kernel (block.py) emitted as ``gpu_kernel`` (PTX) and
+        ``host_kernel`` (its emulation), one item per block of ``threads``."""
+        host_kernel.finish()
+        host_fn = self._deduplicate(host_kernel.fn)
+        gpu_kernel.finish()
+        gpu_kernel.fn = self._deduplicate(gpu_kernel.fn)
+        self._cooperative.setdefault(gpu_kernel.fn.name, (host_fn, threads))
+        self.call_kernel(gpu_kernel, params, index)
+
     def _call(self, kernel, params: list, index: int, may_fail: bool) -> None:
         """Record a launch of ``kernel`` (a Kernel or SharedKernel) instead of a call."""
-        self._grid_of(kernel.fn)
+        cooperative = self._cooperative.get(kernel.fn.name)
+        if cooperative is None:
+            self._grid_of(kernel.fn)
+        elif may_fail:
+            raise CodegenError(f"cooperative kernel {kernel.fn.name} cannot report errors")
         name = entry_name(kernel.fn.name)
         self.kernels[name] = len(params)
         op = self.indexed_ops[index]
         what = op.loc.name if op.loc is not None and op.loc.name else op.name
         self._main.steps.append(Launch(name, [self.plan_buffer(p) for p in params], kernel.parallel_extent,
-                                       index, may_fail, what))
+                                       index, may_fail, what, None if cooperative is None else cooperative[1]))
 
     def _grid_of(self, fn: ll.Function) -> ll.Function:
         if fn.name not in self._grids:
@@ -174,12 +193,17 @@ class GpuProgram(Program):
             prefix = HOST_PREFIX if target == "host" else ""
             entries = {_emit_entry(self.module, grid, prefix + entry_name(name), target)
                        for name, grid in self._grids.items()}
-            if target == "ptx":
-                entries |= {fn for name, fn in self.module.globals.items()
-                            if name.startswith("llvm.nvvm.read.ptx.sreg.")}
+            for name, (host_fn, _) in self._cooperative.items():
+                kernel = self.module.globals[name] if target == "ptx" else host_fn
+                entries.add(_emit_block_entry(self.module, kernel, prefix + entry_name(name), target))
             self._entries[target] = entries
-        other = [fn for t, fns in self._entries.items() if t != target for fn in fns]
-        hidden = {fn.name: self.module.globals.pop(fn.name) for fn in other if fn.name in self.module.globals}
+        other = {fn.name for t, fns in self._entries.items() if t != target for fn in fns}
+        if target == "host":  # the GPU side of cooperative kernels, shared memory and NVVM intrinsics
+            other |= set(self._cooperative)
+            other |= {name for name in self.module.globals if name.startswith(("llvm.nvvm.", "tfc.shared."))}
+        else:
+            other |= {host_fn.name for host_fn, _ in self._cooperative.values()}
+        hidden = {name: self.module.globals.pop(name) for name in other if name in self.module.globals}
         try:
             text = str(self.module)
         finally:
@@ -254,6 +278,40 @@ def _emit_entry(module: ll.Module, grid: ll.Function, name: str, target: str) ->
     return entry
 
 
+def _emit_block_entry(module: ll.Module, kernel: ll.Function, name: str, target: str) -> ll.Function:
+    """The entry of a cooperative kernel (block.py): on the GPU every thread of block
+    ``ctaid.x`` runs items ``ctaid.x, ctaid.x + nctaid.x, ...`` below ``extent`` with its
+    ``tid.x``; the host entry runs every item once (its kernel runs the whole block).
+    Same parameters as the item kernels' entries; the status word is never written."""
+    buffers = len(kernel.args) - 4
+    params = [I8P] * buffers + [I64P, I64P, I64, I64P, I64] + ([I64] if target == "host" else [])
+    entry = ll.Function(module, ll.FunctionType(ll.VoidType(), params), name=name)
+    bufs, (dims, err, extent) = list(entry.args[:buffers]), entry.args[buffers:buffers + 3]
+    b = ll.IRBuilder(entry.append_basic_block("entry"))
+    if target == "ptx":
+        kernel.attributes.discard("noinline")
+        kernel.attributes.add("alwaysinline")
+        first, step, thread = (_sreg(b, module, n) for n in ("ctaid.x", "nctaid.x", "tid.x"))
+    else:
+        first, step, thread = const_i64(0), const_i64(1), const_i64(0)
+    start = b.block
+    head = entry.append_basic_block("item.head")
+    body = entry.append_basic_block("item.body")
+    done = entry.append_basic_block("done")
+    b.branch(head)
+    b.position_at_end(head)
+    item = b.phi(I64, name="item")
+    item.add_incoming(first, start)
+    b.cbranch(b.icmp_signed("<", item, extent), body, done)
+    b.position_at_end(body)
+    b.call(kernel, bufs + [dims, err, item, thread])
+    item.add_incoming(b.add(item, step), b.block)
+    b.branch(head)
+    b.position_at_end(done)
+    b.ret_void()
+    return entry
+
+
 def kernel_annotations(entries: list, first_id: int) -> str:
     """``!nvvm.annotations`` marking ``entries`` as CUDA kernels: what every LLVM's NVPTX
     backend reads (LLVM 20 and newer turn it into the ``ptx_kernel`` calling
@@ -276,17 +334,19 @@ def _run_thread(b, grid, bufs, dims, err, extent, status_word, site, thread, thr
             b.store(site, b.gep(err, [const_i64(checks.OP)]))
 
 
+def _sreg(b: ll.IRBuilder, module: ll.Module, name: str):
+    """A PTX special register (``tid.x``, ``ctaid.x``...) as i64."""
+    fn = module.globals.get(f"llvm.nvvm.read.ptx.sreg.{name}")
+    if fn is None:
+        fn = ll.Function(module, ll.FunctionType(I32, []), name=f"llvm.nvvm.read.ptx.sreg.{name}")
+    return b.zext(b.call(fn, []), I64)
+
+
 def _global_thread(b: ll.IRBuilder, module: ll.Module) -> tuple:
     """(this thread's index in the grid, the grid's thread count), as i64."""
-    def sreg(name: str):
-        fn = module.globals.get(f"llvm.nvvm.read.ptx.sreg.{name}")
-        if fn is None:
-            fn = ll.Function(module, ll.FunctionType(I32, []), name=f"llvm.nvvm.read.ptx.sreg.{name}")
-        return b.zext(b.call(fn, []), I64)
-
-    block, size = sreg("ctaid.x"), sreg("ntid.x")
-    thread = b.add(b.mul(block, size), sreg("tid.x"))
-    return thread, b.mul(sreg("nctaid.x"), size)
+    block, size = _sreg(b, module, "ctaid.x"), _sreg(b, module, "ntid.x")
+    thread = b.add(b.mul(block, size), _sreg(b, module, "tid.x"))
+    return thread, b.mul(_sreg(b, module, "nctaid.x"), size)
 
 
 # -- control flow: plan steps -------------------------------------------------------------------------

@@ -12,14 +12,22 @@ When the output is small and the reduced extent large (a loss, a bias gradient o
 large batch) that leaves too few threads, so the work is split in two launches of one
 op: ``SPLIT`` chunks of the reduced index space each reduce into a scratch buffer of
 partials (``[SPLIT, outputs]``, a stage buffer of the run), then one thread per output
-combines its partials in chunk order. Both orders are fixed, so results do not depend on
-the grid; f16 accumulates in f32 and is rounded once, as the evaluator does.
+combines its partials in chunk order.
+
+When the operand's innermost dim is reduced (``reduce_sum(x, -1)``, a row's max) one
+thread per output would read its row alone, a stride apart from its neighbours, so with
+enough outputs each output gets a block instead (a cooperative kernel, block.py): the
+block's threads read the row side by side and combine their partials with warp shuffles.
+
+All orders are fixed, so results do not depend on the grid; f16 accumulates in f32 and is
+rounded once, as the evaluator does.
 """
 from __future__ import annotations
 
 from tfc import ir
 from tfc.ir.dims import dim_ceildiv, dim_mul, dims_product
 
+from . import block
 from ..kernel import Elemental, Index
 from ..kernels.reduction import combine, identity, reduction_body
 from ..llvm_util import CodegenError, const_i64, counted_loop, register_type, storage_type
@@ -27,6 +35,7 @@ from ..llvm_util import CodegenError, const_i64, counted_loop, register_type, st
 SPLIT_OUTPUTS_BELOW = 8192  # outputs (a static count) under which a large reduction is split
 SPLIT_MIN_REDUCED = 1024  # reduced elements per output (static) from which splitting pays
 SPLIT = 256  # chunks of a split reduction
+ROW_BLOCKS_FROM = 128  # outputs (a static count) from which a row reduction runs a block per output
 
 
 def emit(program, index: int, op: ir.Operation) -> None:
@@ -34,7 +43,9 @@ def emit(program, index: int, op: ir.Operation) -> None:
     if reduce_op is None or reduce_op.name != "reduce":
         raise CodegenError("an input fusion must yield a reduce")
     sweep = _Sweep(reduce_op, op)
-    if _split(sweep):
+    if _by_rows(sweep):
+        _emit_rows(program, index, op, leaves, sweep)
+    elif _split(sweep):
         _emit_split(program, index, op, leaves, sweep)
     else:
         _emit_direct(program, index, op, leaves, sweep)
@@ -163,3 +174,49 @@ def _register(elem: ir.ElemType):
 
 def _typed(kernel, raw, elem: ir.ElemType):
     return kernel.pro.bitcast(raw, storage_type(elem).as_pointer())
+
+
+def _by_rows(sweep: _Sweep) -> bool:
+    """Reduce each output with a block of threads (``_emit_rows``)? When the operand's
+    innermost dim is reduced (a thread per output would read a row alone: uncoalesced) and
+    there are enough outputs to fill the GPU with blocks."""
+    if sweep.operand.type.rank - 1 not in sweep.reduced:
+        return False
+    return not isinstance(sweep.outputs, int) or sweep.outputs >= ROW_BLOCKS_FROM
+
+
+def _emit_rows(program, index: int, op: ir.Operation, leaves: dict, sweep: _Sweep) -> None:
+    """One block per output element: its threads sweep the reduced positions ``tid, tid +
+    threads, ...`` (neighbouring threads on neighbouring elements), then combine their
+    partials with warp shuffles and shared memory (block.py's ``block_reduce``). The
+    combination order is fixed by the block size, so results do not depend on the grid."""
+    threads = block.threads_for(sweep.reduced_count)
+
+    def describe(cooperative: block.Block) -> None:
+        kernel = cooperative.k
+        b = kernel.b
+        out = kernel.pointer(op.result)
+        shape = sweep.kept_shape(kernel)
+        kept_index = kernel.delinearize(cooperative.item, shape) if shape else []
+        acc = cooperative.private(_register(sweep.acc_elem))
+        with cooperative.phase() as tid:
+            _accumulate_strided(cooperative, Elemental(kernel, leaves), sweep, kept_index, tid, acc.at(tid))
+        cooperative.block_reduce(acc, sweep.kind, sweep.acc_elem)
+        with cooperative.first_thread() as tid:
+            kernel.scalar.store(b.load(acc.at(tid)), kernel.element_pointer(out, cooperative.item),
+                                sweep.out_type.elem)
+
+    block.emit(program, op, [op.result] + list(op.operands), index, threads, sweep.outputs, sweep.reduced_count,
+               describe)
+
+
+def _accumulate_strided(cooperative, elemental: Elemental, sweep: _Sweep, kept_index: list, tid, slot) -> None:
+    """slot := the combination of the operand at reduced positions tid, tid + threads, ..."""
+    kernel = cooperative.k
+    b = kernel.b
+    shape = sweep.reduced_shape(kernel)
+    b.store(identity(sweep.kind, sweep.acc_elem, kernel.scalar), slot)
+    with cooperative.strided(tid, kernel.dim(sweep.reduced_count)) as r:
+        reduced_index = kernel.delinearize(r, shape) if shape else []
+        value = elemental.gen(sweep.operand, sweep.full_index(kernel, kept_index, reduced_index))
+        b.store(combine(kernel, sweep.kind, sweep.acc_elem, b.load(slot), value), slot)

@@ -9,7 +9,8 @@ error reporting are the CPU runtime's, unchanged. Per call it:
    device memory kept between calls (``variables`` that live on the device are passed
    as device buffers instead, see ``bind_device_args``);
 2. runs the plan: each launch on ``ceil(extent / block)`` blocks (at most
-   ``max_blocks``: the grid functions stride), device copies, and ``if`` / ``while`` by
+   ``max_blocks``: the grid functions stride; a cooperative kernel's launch on one block of
+   its own size per item, at most ``max_blocks``), device copies, and ``if`` / ``while`` by
    reading their predicate byte back; after a launch that may fail it reads the status
    word and stops at the first failure (later kernels could read out of bounds);
 3. downloads the outputs and the updated refs, and the error record on failure (with
@@ -232,9 +233,12 @@ class _Run:
         if extent <= 0:
             return 0
         config = self.code.config
-        block = config.block if step.extent is not None else 1
-        block = min(block, max(32, -(-extent // 32) * 32)) if step.extent is not None else 1
-        blocks = min(-(-extent // block), config.max_blocks)
+        if step.block is not None:  # a cooperative kernel: its block size, one item per block
+            block, blocks = step.block, min(extent, config.max_blocks)
+        else:
+            block = config.block if step.extent is not None else 1
+            block = min(block, max(32, -(-extent // 32) * 32)) if step.extent is not None else 1
+            blocks = min(-(-extent // block), config.max_blocks)
         args = [self.pointer(b) for b in step.buffers] + [self.dims_ptr, self.control, extent, self.status_ptr,
                                                           step.site]
         self.device.launch(step.kernel, blocks, block, args, step.what)
