@@ -5,6 +5,9 @@ by the CPU pipeline with the contraction family's emitter swapped for the GPU on
 CPU entry then runs every work item in turn, or splits them over its pool, as a grid
 would), and its results are compared with the evaluator of the unoptimised module.
 
+The shared-memory GEMM (gemm.py, a cooperative kernel that needs the GPU program) is
+switched off here and tested in test_gemm.py.
+
 Covered: dots whose sizes are not multiples of the register tile, transposed operands,
 batch dims, several free or contracting dims, symbolic sizes (0 included), f16 / f32 /
 f64 / integer element types, output fusions (bias + relu + residual), and convs with
@@ -33,6 +36,7 @@ from hypothesis import strategies as st
 import tfc.codegen.kernels as kernels
 from tfc import ir
 from tfc.codegen.gpu import contraction as gpu_contraction
+from tfc.codegen.gpu import gemm as gpu_gemm
 from tfc.codegen.llvm_util import CodegenError
 from tfc.compiler import compile_module
 
@@ -74,12 +78,14 @@ def gpu_contractions(record: list):
         finally:
             del program.call_kernel
 
-    saved = kernels.FAMILY_EMITTERS["contraction"]
+    saved, saved_applies = kernels.FAMILY_EMITTERS["contraction"], gpu_gemm.applies
     kernels.FAMILY_EMITTERS["contraction"] = emit
+    gpu_gemm.applies = lambda core: False  # the item kernels; the cooperative GEMM: test_gemm.py
     try:
         yield
     finally:
         kernels.FAMILY_EMITTERS["contraction"] = saved
+        gpu_gemm.applies = saved_applies
 
 
 @functools.lru_cache(maxsize=None)

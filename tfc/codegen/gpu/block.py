@@ -84,23 +84,29 @@ class Block:
         self.target = target
         self.item = kernel.begin_arg
         self._in_phase = False
+        self._shared: dict = {}  # name -> the array (see ``shared``)
 
     # -- memory ---------------------------------------------------------------------------------
     def shared(self, element_type, count: int):
-        """A generic pointer to ``count`` elements of block-shared memory. On the GPU: a
-        module-level ``addrspace(3)`` array named by its type and size (kernels run one at a
-        time and each launch gets its own copy, so kernels can name the same array)."""
+        """A generic pointer to ``count`` elements of block-shared memory, distinct from the
+        kernel's other arrays. On the GPU: a module-level ``addrspace(3)`` array named by its
+        type, size and ordinal in the kernel (each launch gets its own copy of the arrays its
+        kernel uses, so kernels can use the same names); on the host an alloca per name, so
+        both lowerings alias exactly the same arrays."""
         array_type = ll.ArrayType(element_type, count)
+        name = f"tfc.shared.{_type_name(element_type)}x{count}.{len(self._shared)}"
         if self.target == "host":
-            return self.k.pro.gep(self.k.pro.alloca(array_type), [const_i64(0), const_i64(0)], inbounds=True)
+            array = self.k.pro.alloca(array_type)
+            self._shared[name] = array
+            return self.k.pro.gep(array, [const_i64(0), const_i64(0)], inbounds=True)
         module = self.k.module
-        name = f"tfc.shared.{_type_name(element_type)}x{count}"
         array = module.globals.get(name)
         if array is None:
             array = ll.GlobalVariable(module, array_type, name=name, addrspace=SHARED_ADDRSPACE)
             array.linkage = "internal"
             array.initializer = ll.Constant(array_type, ll.Undefined)
             array.align = 16
+        self._shared[name] = array
         first = self.k.pro.gep(array, [const_i64(0), const_i64(0)], inbounds=True)
         return self.k.pro.addrspacecast(first, element_type.as_pointer())
 

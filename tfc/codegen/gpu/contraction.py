@@ -45,6 +45,11 @@ def emit(program, index: int, op: ir.Operation) -> None:
     if list(root.type.shape) != list(core.result.type.shape):
         raise CodegenError(f"GPU contraction {what}: the epilogue must keep the {core.name}'s shape "
                            f"({core.result.type} -> {root.type})")
+    from . import gemm
+
+    if gemm.applies(core):
+        gemm.emit(program, index, op, core, root, leaves)
+        return
     kernel, params = program.new_kernel(op, [op.result] + list(op.operands))
     kind = _TiledDot if core.name == "dot" else _DirectConv
     kind(kernel, core, root, leaves, kernel.pointer(op.result)).emit()

@@ -1,0 +1,120 @@
+"""The shared-memory tiled GEMM (tfc/codegen/gpu/gemm.py) on the host emulation: tails
+in M, N and K, batches, transposed operands, fused epilogues, f64; bit for bit what the
+item kernel (one thread per register tile, contraction.py) computes, since both sum each
+output in increasing k with one fma per step; and PTX that ptxas accepts."""
+import numpy as np
+import pytest
+
+import tfc
+import tfc.compat.v1 as tf
+from tfc.codegen.gpu import gemm
+from tfc.codegen.gpu import ptx as ptx_module
+from tfc.codegen.gpu.plan import Launch
+
+needs_ptxas = pytest.mark.skipif(ptx_module.ptxas_path() is None, reason="ptxas is not installed")
+
+
+def _compile(build, feeds_shapes, dtype=tf.float32, arch="sm_80", emulate=True):
+    graph = tf.Graph()
+    with graph.as_default():
+        feeds = [tf.placeholder(dtype, shape) for shape in feeds_shapes]
+        fetches = build(*feeds)
+        return tfc.compile(fetches, feeds=feeds, target="cuda", arch=arch, emulate=emulate)
+
+
+def _dot_blocks(compiled) -> list:
+    return [step.block for step in compiled.result.program.plan
+            if isinstance(step, Launch) and ("dot" in step.kernel or "fusion" in step.kernel)]
+
+
+def _item_kernel_result(monkeypatch, build, feeds_shapes, inputs, dtype=tf.float32):
+    with monkeypatch.context() as patch:
+        patch.setattr(gemm, "applies", lambda core: False)
+        compiled = _compile(build, feeds_shapes, dtype)
+        assert _dot_blocks(compiled) == [None] * len(_dot_blocks(compiled))
+        return compiled(*inputs)
+
+
+def _dense(x, w):
+    return [tf.nn.relu(tf.matmul(x, w) + tf.cast(tf.range(tf.shape(w)[1]), x.dtype) * 0.25)]
+
+
+@pytest.mark.parametrize("m, k, n", [(130, 200, 150), (64, 17, 64), (257, 33, 129), (70, 1, 300), (65, 0, 64)])
+def test_dense_layers_match_numpy_and_the_item_kernel_bit_for_bit(m, k, n, monkeypatch):
+    shapes = [[None, k], [k, n]]
+    compiled = _compile(_dense, shapes)
+    assert _dot_blocks(compiled) == [gemm.THREADS]
+    rng = np.random.default_rng(m + k + n)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((k, n)).astype(np.float32)
+    (got,) = compiled(x, w)
+    np.testing.assert_allclose(got, np.maximum(x @ w + np.arange(n) * 0.25, 0), rtol=1e-4, atol=1e-4)
+    (item,) = _item_kernel_result(monkeypatch, _dense, shapes, [x, w])
+    np.testing.assert_array_equal(got, item)
+
+
+def test_tile_shapes_follow_the_sizes():
+    assert gemm.LARGE[0] * gemm.LARGE[1] // (gemm.LARGE[3] * gemm.LARGE[4]) == gemm.THREADS
+    assert gemm.SMALL[0] * gemm.SMALL[1] // (gemm.SMALL[3] * gemm.SMALL[4]) == gemm.THREADS
+    thin_layer = _compile(lambda x, w: [tf.matmul(x, w)], [[None, 8], [8, 10]])
+    assert _dot_blocks(thin_layer) == [None]  # N = 10 < 64: the item kernel
+    wide = _compile(lambda x, w: [tf.matmul(x, w)], [[None, 8], [8, 100]])
+    (launch,) = [s for s in wide.result.program.plan if isinstance(s, Launch)]
+    assert str(launch.extent) == "2*((s0+63)//64)"  # 64 x 64 tiles: N = 100 < 128
+
+
+@pytest.mark.parametrize("transpose_a, transpose_b", [(True, False), (False, True), (True, True)])
+def test_transposed_operands(transpose_a, transpose_b, monkeypatch):
+    m, k, n = 90, 37, 80
+    shapes = [[k, m] if transpose_a else [m, k], [n, k] if transpose_b else [k, n]]
+
+    def build(a, b):
+        return [tf.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)]
+
+    compiled = _compile(build, shapes)
+    assert gemm.THREADS in _dot_blocks(compiled)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(shapes[0]).astype(np.float32)
+    b = rng.standard_normal(shapes[1]).astype(np.float32)
+    (got,) = compiled(a, b)
+    expected = (a.T if transpose_a else a) @ (b.T if transpose_b else b)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(got, _item_kernel_result(monkeypatch, build, shapes, [a, b])[0])
+
+
+def test_batched_f64_with_infinities(monkeypatch):
+    shapes = [[3, 70, 40], [3, 40, 90]]
+
+    def build(a, b):
+        return [tf.matmul(a, b)]
+
+    compiled = _compile(build, shapes, tf.float64)
+    assert _dot_blocks(compiled) == [gemm.THREADS]
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal(shapes[0])
+    b = rng.standard_normal(shapes[1])
+    a[1, 5, 7] = np.inf
+    b[2, 0, 3] = np.nan
+    (got,) = compiled(a, b)
+    with np.errstate(invalid="ignore"):
+        expected = a @ b
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got, _item_kernel_result(monkeypatch, build, shapes, [a, b], tf.float64)[0])
+
+
+def test_an_empty_batch_launches_nothing():
+    compiled = _compile(_dense, [[None, 16], [16, 64]])
+    (got,) = compiled(np.zeros((0, 16), np.float32), np.ones((16, 64), np.float32))
+    assert got.shape == (0, 64)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_the_gemm_assembles_with_two_shared_tiles(arch):
+    compiled = _compile(_dense, [[None, 256], [256, 256]], arch=arch, emulate=False)
+    program = compiled.result.program
+    text = ptx_module.compile_ptx(program.module_text("ptx"), program.kernels, arch)
+    tiles = [line for line in text.splitlines() if ".shared" in line and "tfc_" in line]
+    assert len(tiles) == 2, tiles  # A's and B's k-slices: distinct arrays
+    assert "ld.shared" in text and "bar.sync" in text and "fma.rn.f32" in text
+    assert ptx_module.assemble(text, arch)[:4] == b"\x7fELF"
