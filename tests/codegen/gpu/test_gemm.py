@@ -56,6 +56,13 @@ def test_dense_layers_match_numpy_and_the_item_kernel_bit_for_bit(m, k, n, monke
 def test_tile_shapes_follow_the_sizes():
     assert gemm.LARGE[0] * gemm.LARGE[1] // (gemm.LARGE[3] * gemm.LARGE[4]) == gemm.THREADS
     assert gemm.SMALL[0] * gemm.SMALL[1] // (gemm.SMALL[3] * gemm.SMALL[4]) == gemm.THREADS
+    assert gemm.NARROW[0] * gemm.NARROW[1] // (gemm.NARROW[3] * gemm.NARROW[4]) == gemm.THREADS
+    narrow = _compile(lambda x, w: [tf.matmul(x, w)], [[None, 8], [8, 40]])
+    (launch,) = [s for s in narrow.result.program.plan if isinstance(s, Launch)]
+    assert str(launch.extent) == "2*((s0+127)//128)"  # 128 x 32 tiles: N = 40 < 64
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((150, 8)).astype(np.float32), rng.standard_normal((8, 40)).astype(np.float32)
+    np.testing.assert_allclose(narrow(x, w)[0], x @ w, rtol=1e-5, atol=1e-5)
     thin_layer = _compile(lambda x, w: [tf.matmul(x, w)], [[None, 8], [8, 10]])
     assert _dot_blocks(thin_layer) == [None]  # N = 10 < 64: the item kernel
     wide = _compile(lambda x, w: [tf.matmul(x, w)], [[None, 8], [8, 100]])
@@ -118,3 +125,58 @@ def test_the_gemm_assembles_with_two_shared_tiles(arch):
     assert len(tiles) == 2, tiles  # A's and B's k-slices: distinct arrays
     assert "ld.shared" in text and "bar.sync" in text and "fma.rn.f32" in text
     assert ptx_module.assemble(text, arch)[:4] == b"\x7fELF"
+
+
+# -- convolutions as implicit GEMMs ----------------------------------------------------------------
+CONVS = {
+    "SAME 3x3 + bias + relu": ([None, 9, 10, 5], [3, 3, 5, 64], dict(strides=[1, 1, 1, 1], padding="SAME"), True),
+    "VALID 5x5 stride 2, 70 channels": ([None, 13, 12, 3], [5, 5, 3, 70], dict(strides=[1, 2, 2, 1],
+                                                                              padding="VALID"), False),
+    "5x5 from 1 channel to 32": ([None, 12, 12, 1], [5, 5, 1, 32], dict(strides=[1, 1, 1, 1], padding="SAME"),
+                                 True),
+    "atrous 3x3 rate 2": ([None, 11, 11, 4], [3, 3, 4, 64], dict(strides=[1, 1, 1, 1], padding="SAME",
+                                                                 dilations=[1, 2, 2, 1]), False),
+}
+
+
+@pytest.mark.parametrize("case", list(CONVS))
+def test_convolutions_match_the_cpu_and_the_item_kernel_bit_for_bit(case, monkeypatch):
+    x_shape, w_shape, options, epilogue = CONVS[case]
+
+    def build(x, w):
+        y = tf.nn.conv2d(x, w, **options)
+        return [tf.nn.relu(y + 0.5) if epilogue else y]
+
+    shapes = [x_shape, w_shape]
+    compiled = _compile(build, shapes)
+    assert gemm.THREADS in _dot_blocks(compiled) or any(
+        s.block == gemm.THREADS for s in compiled.result.program.plan if isinstance(s, Launch))
+    rng = np.random.default_rng(len(case))
+    x = rng.standard_normal([3] + x_shape[1:]).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    (got,) = compiled(x, w)
+    graph = tf.Graph()
+    with graph.as_default():
+        feeds = [tf.placeholder(tf.float32, shape) for shape in shapes]
+        (cpu,) = tfc.compile(build(*feeds), feeds=feeds)(x, w)
+    np.testing.assert_allclose(got, cpu, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(got, _item_kernel_result(monkeypatch, build, shapes, [x, w])[0])
+
+
+def test_the_input_gradient_of_a_strided_conv():
+    """conv2d_transpose: a conv over the stride-dilated input (lhs dilation)."""
+    def build(y, w):
+        return [tf.nn.conv2d_transpose(y, w, tf.stack([tf.shape(y)[0], 9, 9, 64]), [1, 2, 2, 1], "SAME")]
+
+    shapes = [[None, 5, 5, 6], [3, 3, 64, 6]]
+    compiled = _compile(build, shapes)
+    assert any(s.block == gemm.THREADS for s in compiled.result.program.plan if isinstance(s, Launch))
+    rng = np.random.default_rng(11)
+    y = rng.standard_normal((2, 5, 5, 6)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 64, 6)).astype(np.float32)
+    (got,) = compiled(y, w)
+    graph = tf.Graph()
+    with graph.as_default():
+        feeds = [tf.placeholder(tf.float32, shape) for shape in shapes]
+        (cpu,) = tfc.compile(build(*feeds), feeds=feeds)(y, w)
+    np.testing.assert_allclose(got, cpu, rtol=1e-4, atol=1e-4)

@@ -1,14 +1,15 @@
-"""Shared-memory tiled GEMM: a dot (alone or with its epilogue fused) computed one output
-tile per block of threads, a cooperative kernel (block.py).
+"""Shared-memory tiled GEMM: a dot, or a conv as an implicit GEMM (alone or with its
+epilogue fused), computed one output tile per block of threads, a cooperative kernel
+(block.py).
 
-The item kernel of contraction.py (``_TiledDot``) has each thread load its operands from
-global memory for a 4 x 4 register tile: every element of A and B is read by many
-threads, through the caches. Here a block of 256 threads (a 16 x 16 grid, ``ty``, ``tx``)
-owns a ``BM x BN`` tile of the output and walks the contraction in steps of ``BK``:
+The item kernels of contraction.py have each thread load its operands from global memory
+for a small register tile: every element of A and B is read by many threads, through
+the caches. Here a block of 256 threads (a 16 x 16 grid, ``ty``, ``tx``) owns a
+``BM x BN`` tile of the output and walks the contraction in steps of ``BK``:
 
 1. load phase: the block copies the ``BM x BK`` slice of A and the ``BK x BN`` slice of B
-   into shared memory (4 elements per thread each, neighbouring threads on neighbouring
-   addresses of whichever operand dim is contiguous; positions past M, N or K load 0);
+   into shared memory (neighbouring threads on neighbouring addresses of whichever
+   operand dim is contiguous; positions past M, N or K, and a conv's padding, load 0);
 2. compute phase: each thread multiplies-adds its ``TM x TN`` register tile from shared
    memory, rows ``ty + 16 i`` and columns ``tx + 16 j``: a warp reads 16 consecutive
    columns (no bank conflicts) and broadcasts 2 rows;
@@ -17,54 +18,77 @@ owns a ``BM x BN`` tile of the output and walks the contraction in steps of ``BK
 
 The two phases alternate in a uniform loop, each starting with a barrier. Each output
 sums its products in increasing k with one fused multiply-add per step, as the item
-kernel and the CPU do (the zero padding adds ``fma(0, 0, acc) == acc``), so results do
-not depend on the tile shape or the grid. Tiles: 128 x 128 x 8 with 8 x 8 per thread,
-or 64 x 64 x 16 with 4 x 4 per thread when M or N is under 128; shared memory rows are
-padded by 4 elements.
+kernels do (the zero padding adds ``fma(0, w, acc) == acc`` for finite w), so results do
+not depend on the tile shape or the grid. Tiles (BM x BN x BK, TM x TN per thread):
+128 x 128 x 8 (8 x 8); 64 x 64 x 16 (4 x 4) when M or N is under 128; 128 x 32 x 8
+(8 x 2) when N is under 64. Shared memory rows are padded by 4 elements.
 
-Applies to f32 and f64 dots with one contracting dim on each side and M, N of at least
-64 (or unknown while compiling); any batch and free dims. Others keep the item kernel.
+A conv (one feature group; any strides, padding, dilations) is the GEMM of M = output
+pixels, N = output channels and K = window taps x input channels: A[m, kk] is the input
+under pixel m's window (computed from the indices while loading: no im2col buffer), and
+the filter is already the row-major ``[K, N]`` matrix B.
+
+Applies to f32 and f64 dots with one contracting dim on each side and such convs, with
+M >= 64 and N >= 32 (or unknown while compiling). Others keep the item kernels.
 """
 from __future__ import annotations
+
+from llvmlite import ir as ll
 
 from tfc import ir
 from tfc.ir.dims import dim_ceildiv, dim_mul, dims_product
 
 from . import block
 from ..llvm_util import const_i64, counted_loop, if_then, storage_type
-from .contraction import _TiledDot
+from .contraction import _DirectConv, _TiledDot
 
 THREADS = 256
 GRID = 16  # threads per row and per column of the block's 16 x 16 grid
 PAD = 4  # elements after each shared-memory row
 LARGE = (128, 128, 8, 8, 8)  # BM, BN, BK, TM, TN
 SMALL = (64, 64, 16, 4, 4)
-MIN_EXTENT = 64
+NARROW = (128, 32, 8, 8, 2)  # 32 to 63 columns (a layer of 32 channels)
+MIN_ROWS, MIN_COLUMNS = 64, 32
 
 
 def applies(core: ir.Operation) -> bool:
-    if core.name != "dot" or core.result.type.elem not in (ir.ElemType.F32, ir.ElemType.F64):
+    if core.result.type.elem not in (ir.ElemType.F32, ir.ElemType.F64):
         return False
-    lhs, rhs = core.operands
+    if core.name == "conv":
+        return core.attrs.get("groups", 1) == 1 and _large(_conv_sizes(core)[:2])
+    if core.name != "dot":
+        return False
     (lc, rc) = core.attrs["contract"]
-    if len(lc) != 1 or len(rc) != 1:
-        return False
-    sizes = _free_sizes(core)
-    return all(not isinstance(s, int) or s >= MIN_EXTENT for s in sizes)
+    return len(lc) == 1 and len(rc) == 1 and _large(_dot_sizes(core)[:2])
 
 
-def _free_sizes(core: ir.Operation) -> tuple:
+def _large(sizes) -> bool:
+    m, n = sizes
+    return all(not isinstance(s, int) or s >= least for s, least in ((m, MIN_ROWS), (n, MIN_COLUMNS)))
+
+
+def _dot_sizes(core: ir.Operation) -> tuple:
+    """(M, N, K, batch) of a dot: its lhs and rhs free dims, contraction and batch sizes."""
     lhs, rhs = core.operands
     (lb, rb) = core.attrs.get("batch") or [[], []]
     (lc, rc) = core.attrs["contract"]
     m = dims_product([lhs.type.shape[d] for d in range(lhs.type.rank) if d not in lb and d not in lc])
     n = dims_product([rhs.type.shape[d] for d in range(rhs.type.rank) if d not in rb and d not in rc])
-    return m, n
+    return m, n, lhs.type.shape[lc[0]], dims_product([lhs.type.shape[d] for d in lb])
+
+
+def _conv_sizes(core: ir.Operation) -> tuple:
+    """(M, N, K, 1) of a conv as an implicit GEMM: output pixels, output channels, and
+    window taps times input channels."""
+    out_shape, filter_shape = core.result.type.shape, core.operands[1].type.shape
+    return dims_product(out_shape[:-1]), out_shape[-1], dims_product(filter_shape[:-1]), 1
 
 
 def tiles(core: ir.Operation) -> tuple:
     """(BM, BN, BK, TM, TN) for ``core``."""
-    m, n = _free_sizes(core)
+    m, n = (_conv_sizes(core) if core.name == "conv" else _dot_sizes(core))[:2]
+    if isinstance(n, int) and n < SMALL[1]:
+        return NARROW
     small = any(isinstance(s, int) and s < LARGE[0] for s in (m, n))
     return SMALL if small else LARGE
 
@@ -72,37 +96,36 @@ def tiles(core: ir.Operation) -> tuple:
 def emit(program, index: int, op: ir.Operation, core: ir.Operation, root, leaves: dict) -> None:
     shape = tiles(core)
     BM, BN = shape[0], shape[1]
-    m, n = _free_sizes(core)
-    lhs, rhs = core.operands
-    (lb, _) = core.attrs.get("batch") or [[], []]
-    batch = dims_product([lhs.type.shape[d] for d in lb])
-    (lc, _) = core.attrs["contract"]
+    m, n, k, batch = _conv_sizes(core) if core.name == "conv" else _dot_sizes(core)
     items = dims_product([batch, dim_ceildiv(m, BM), dim_ceildiv(n, BN)])
-    work = dim_mul(BM * BN, lhs.type.shape[lc[0]])
+    kind = _SharedTiledConv if core.name == "conv" else _SharedTiledDot
 
     def describe(cooperative: block.Block) -> None:
         kernel = cooperative.k
-        _SharedTiledDot(kernel, core, root, leaves, kernel.pointer(op.result), cooperative, shape).emit()
+        kind(kernel, core, root, leaves, kernel.pointer(op.result), cooperative, shape).emit()
 
-    block.emit(program, op, [op.result] + list(op.operands), index, THREADS, items, work, describe)
+    block.emit(program, op, [op.result] + list(op.operands), index, THREADS, items, dim_mul(BM * BN, k), describe)
 
 
-class _SharedTiledDot(_TiledDot):
-    """``_TiledDot``'s operands, sizes and epilogue, computed a block tile at a time."""
+class _BlockTiles:
+    """The block-tile GEMM over an A (``M x K``) and a B (``K x N``) that subclasses
+    address: ``matrix_sizes()`` (M, N, K as i64), ``start(batch)`` (item-level setup),
+    ``lhs_address(m, kk)`` / ``rhs_address(n, kk)`` (the element's offset and a flag, or
+    None, saying whether it lies in the operand: called with positions clamped into
+    range, so the offset of a valid element is safe to load), ``output(m, n)`` (the
+    epilogue's multi-index and the linear offset). Mixed into the item kernels' classes,
+    whose ``load``, ``multiply_add`` and ``store`` (epilogue) it uses."""
 
-    def __init__(self, kernel, core, root, leaves, out, cooperative: block.Block, shape: tuple):
-        super().__init__(kernel, core, root, leaves, out)
+    def setup_tiles(self, cooperative: block.Block, shape: tuple, lhs_k_inner: bool, rhs_k_inner: bool) -> None:
         self.block = cooperative
         self.BM, self.BN, self.BK, self.TM, self.TN = shape
         # Which operand dim is contiguous decides how the threads spread over a slice.
-        self.lhs_k_inner = self.lc[0] == core.operands[0].type.rank - 1
-        self.rhs_k_inner = self.rc[0] == core.operands[1].type.rank - 1
+        self.lhs_k_inner, self.rhs_k_inner = lhs_k_inner, rhs_k_inner
 
     def emit(self) -> None:
         k, b, cooperative = self.k, self.k.b, self.block
         BM, BN, BK, TM, TN = self.BM, self.BN, self.BK, self.TM, self.TN
-        s = self.sizes
-        M, N, K = k.dim(s["M"]), k.dim(s["N"]), k.dim(s["K"])
+        M, N, K = self.matrix_sizes()
         MT = k.pro.sdiv(k.pro.add(M, const_i64(BM - 1)), const_i64(BM))
         NT = k.pro.sdiv(k.pro.add(N, const_i64(BN - 1)), const_i64(BN))
         KT = k.pro.sdiv(k.pro.add(K, const_i64(BK - 1)), const_i64(BK))
@@ -116,8 +139,7 @@ class _SharedTiledDot(_TiledDot):
         rest = b.sdiv(item, NT)
         mt, batch = b.srem(rest, MT), b.sdiv(rest, MT)
         m0, n0 = b.mul(mt, const_i64(BM)), b.mul(nt, const_i64(BN))
-        lbase = self.offset(batch, self.lshape, self.lstride, self.lb)
-        rbase = self.offset(batch, self.rshape, self.rstride, self.rb)
+        self.start(batch)
         zero = k.scalar.constant(0, self.elem)
 
         with cooperative.phase() as tid:
@@ -126,7 +148,8 @@ class _SharedTiledDot(_TiledDot):
         with cooperative.uniform_loop(0, KT, "kt") as kt:
             k0 = b.mul(kt, const_i64(BK))
             with cooperative.phase() as tid:
-                self.load_slices(tid, m0, n0, k0, M, N, K, lbase, rbase, a_tile, b_tile)
+                self.load_slice(tid, m0, k0, M, K, BM, self.lhs_k_inner, self.lhs_address, self.lhs, a_tile)
+                self.load_slice(tid, n0, k0, N, K, BN, self.rhs_k_inner, self.rhs_address, self.rhs, b_tile)
             with cooperative.phase() as tid:
                 ty, tx = b.udiv(tid, const_i64(GRID)), b.urem(tid, const_i64(GRID))
                 with counted_loop(b, 0, BK, "kk") as kk:
@@ -138,49 +161,112 @@ class _SharedTiledDot(_TiledDot):
                         for j, y in enumerate(ys):
                             self.multiply_add(acc.at(tid, i * TN + j), x, y)
         with cooperative.phase() as tid:
-            self.store_tile(tid, acc, m0, n0, batch, M, N)
+            self.store_tile(tid, acc, m0, n0, M, N)
 
-    def load_slices(self, tid, m0, n0, k0, M, N, K, lbase, rbase, a_tile, b_tile) -> None:
-        """Copy A[m0:m0+BM, k0:k0+BK] and B[k0:k0+BK, n0:n0+BN] into the k-major tiles."""
+    def load_slice(self, tid, first, k0, extent, K, span: int, k_inner: bool, address, operand, tile) -> None:
+        """Copy the operand's ``span x BK`` slice at (first, k0) into the k-major ``tile``;
+        positions past ``extent`` or K hold 0."""
         b = self.k.b
-        BM, BN, BK = self.BM, self.BN, self.BK
-        k_stride_a, k_stride_b = self.lstride[self.lc[0]], self.rstride[self.rc[0]]
-        for part in range(BM * BK // THREADS):
+        for part in range(span * self.BK // THREADS):
             e = b.add(tid, const_i64(part * THREADS))
-            r, c = _coordinates(b, e, BK, BM, self.lhs_k_inner)
-            m, kk = b.add(m0, r), b.add(k0, c)
-            offset = b.add(lbase, b.add(self.offset(self.clamp(m, M), self.lshape, self.lstride, self.lfree),
-                                        b.mul(self.clamp(kk, K), k_stride_a)))
-            self.store_loaded(self.lhs, offset, _inside(b, m, M, kk, K),
-                              b.gep(a_tile, [b.add(b.mul(c, const_i64(BM + PAD)), r)]))
-        for part in range(BN * BK // THREADS):
-            e = b.add(tid, const_i64(part * THREADS))
-            n, c = _coordinates(b, e, BK, BN, self.rhs_k_inner)
-            column, kk = b.add(n0, n), b.add(k0, c)
-            offset = b.add(rbase, b.add(self.offset(self.clamp(column, N), self.rshape, self.rstride, self.rfree),
-                                        b.mul(self.clamp(kk, K), k_stride_b)))
-            self.store_loaded(self.rhs, offset, _inside(b, column, N, kk, K),
-                              b.gep(b_tile, [b.add(b.mul(c, const_i64(BN + PAD)), n)]))
+            position, c = _coordinates(b, e, self.BK, span, k_inner)
+            free, kk = b.add(first, position), b.add(k0, c)
+            inside = b.and_(b.icmp_signed("<", free, extent), b.icmp_signed("<", kk, K))
+            offset, valid = address(self.clamp(free, extent), self.clamp(kk, K))
+            if valid is not None:
+                inside = b.and_(inside, valid)
+                offset = b.select(valid, offset, const_i64(0))
+            value = self.load(operand, offset)
+            b.store(b.select(inside, value, self.k.scalar.constant(0, self.elem)),
+                    b.gep(tile, [b.add(b.mul(c, const_i64(span + PAD)), position)]))
 
-    def store_loaded(self, operand, offset, inside, destination) -> None:
-        b = self.k.b
-        value = self.load(operand, offset)
-        b.store(b.select(inside, value, self.k.scalar.constant(0, self.elem)), destination)
-
-    def store_tile(self, tid, acc, m0, n0, batch, M, N) -> None:
+    def store_tile(self, tid, acc, m0, n0, M, N) -> None:
         b = self.k.b
         ty, tx = b.udiv(tid, const_i64(GRID)), b.urem(tid, const_i64(GRID))
-        bidx = self.split(batch, self.lshape, self.lb)
-        orow = b.mul(batch, M)
         for i in range(self.TM):
             m = b.add(m0, b.add(ty, const_i64(GRID * i)))
             with if_then(b, b.icmp_signed("<", m, M), "row"):
-                line = b.mul(b.add(orow, m), N)
                 for j in range(self.TN):
                     n = b.add(n0, b.add(tx, const_i64(GRID * j)))
                     with if_then(b, b.icmp_signed("<", n, N), "col"):
-                        multi = bidx + self.split(m, self.lshape, self.lfree) + self.split(n, self.rshape, self.rfree)
-                        self.store(acc.at(tid, i * self.TN + j), multi, b.add(line, n))
+                        multi, linear = self.output(m, n)
+                        self.store(acc.at(tid, i * self.TN + j), multi, linear)
+
+
+class _SharedTiledDot(_BlockTiles, _TiledDot):
+    """A dot: ``_TiledDot``'s operands, strides, sizes and epilogue."""
+
+    def __init__(self, kernel, core, root, leaves, out, cooperative: block.Block, shape: tuple):
+        _TiledDot.__init__(self, kernel, core, root, leaves, out)
+        self.setup_tiles(cooperative, shape, self.lc[0] == core.operands[0].type.rank - 1,
+                         self.rc[0] == core.operands[1].type.rank - 1)
+
+    def matrix_sizes(self) -> tuple:
+        return tuple(self.k.dim(self.sizes[name]) for name in ("M", "N", "K"))
+
+    def start(self, batch) -> None:
+        self.batch = batch
+        self.lbase = self.offset(batch, self.lshape, self.lstride, self.lb)
+        self.rbase = self.offset(batch, self.rshape, self.rstride, self.rb)
+
+    def lhs_address(self, m, kk) -> tuple:
+        b = self.k.b
+        offset = b.add(self.offset(m, self.lshape, self.lstride, self.lfree), b.mul(kk, self.lstride[self.lc[0]]))
+        return b.add(self.lbase, offset), None
+
+    def rhs_address(self, n, kk) -> tuple:
+        b = self.k.b
+        offset = b.add(self.offset(n, self.rshape, self.rstride, self.rfree), b.mul(kk, self.rstride[self.rc[0]]))
+        return b.add(self.rbase, offset), None
+
+    def output(self, m, n) -> tuple:
+        b = self.k.b
+        M, N = self.k.dim(self.sizes["M"]), self.k.dim(self.sizes["N"])
+        multi = self.split(self.batch, self.lshape, self.lb) + self.split(m, self.lshape, self.lfree) + \
+            self.split(n, self.rshape, self.rfree)
+        return multi, b.add(b.mul(b.add(b.mul(self.batch, M), m), N), n)
+
+
+class _SharedTiledConv(_BlockTiles, _DirectConv):
+    """A conv (one feature group) as an implicit GEMM: A[m, kk] is the input under output
+    pixel m's window at tap and channel kk (0 in the padding, between dilated elements),
+    B[kk, n] the filter, which is already a row-major ``[taps * C, O]`` matrix."""
+
+    def __init__(self, kernel, core, root, leaves, out, cooperative: block.Block, shape: tuple):
+        _DirectConv.__init__(self, kernel, core, root, leaves, out)
+        self.setup_tiles(cooperative, shape, True, False)
+        self.lhs, self.rhs = self.x, self.w
+        self.pixel_shape = self.out_shape[:-1]
+        self.tap_shape = self.ws[:self.spatial] + [self.xs[-1]]
+
+    def matrix_sizes(self) -> tuple:
+        k = self.k
+        M = k.dim(dims_product(self.core.result.type.shape[:-1]))
+        K = k.dim(dims_product(self.core.operands[1].type.shape[:-1]))
+        return M, self.out_shape[-1], K
+
+    def start(self, batch) -> None:
+        pass
+
+    def lhs_address(self, m, kk) -> tuple:
+        k, b = self.k, self.k.b
+        pixel = k.delinearize(m, self.pixel_shape)  # [n, o1..ok]
+        tap = k.delinearize(kk, self.tap_shape)  # [k1..kk, c]
+        inputs, valid = [], ll.Constant(ll.IntType(1), 1)
+        for axis in range(self.spatial):
+            index, inside = self.input_coordinate(pixel[1 + axis], tap[axis], axis)
+            inputs.append(index)
+            valid = b.and_(valid, inside)
+        offset = b.add(b.mul(k.linearize([pixel[0]] + inputs, self.xs[:-1]), self.xs[-1]), tap[-1])
+        return offset, valid
+
+    def rhs_address(self, n, kk) -> tuple:
+        b = self.k.b
+        return b.add(b.mul(kk, self.out_shape[-1]), n), None
+
+    def output(self, m, n) -> tuple:
+        b = self.k.b
+        return self.k.delinearize(m, self.pixel_shape) + [n], b.add(b.mul(m, self.out_shape[-1]), n)
 
 
 def _coordinates(b, e, BK: int, extent: int, k_inner: bool) -> tuple:
@@ -189,7 +275,3 @@ def _coordinates(b, e, BK: int, extent: int, k_inner: bool) -> tuple:
     if k_inner:
         return b.udiv(e, const_i64(BK)), b.urem(e, const_i64(BK))
     return b.urem(e, const_i64(extent)), b.udiv(e, const_i64(extent))
-
-
-def _inside(b, position, extent, kk, K):
-    return b.and_(b.icmp_signed("<", position, extent), b.icmp_signed("<", kk, K))
