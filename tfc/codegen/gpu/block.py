@@ -33,12 +33,18 @@ Two lowerings of the same Python description (``Block(kernel, threads, target)``
   guarantees, so the emulation computes what the GPU computes, bit for bit: the butterfly
   combines the same pairs in the same order (and ``a + b == b + a`` exactly).
 
+A phase whose threads read what other threads of the same phase write (a missing
+barrier) races on the GPU; the emulation would hide it by running threads in order. With
+``TFC_GPU_EMULATION_DESCENDING=1`` it runs them last to first, and the tests compare both
+orders: a race shows as a difference.
+
 Cooperative kernels cannot fail (no error status): a failing thread could not leave the
 block without deadlocking the others at the next barrier.
 """
 from __future__ import annotations
 
 import contextlib
+import os
 
 from llvmlite import ir as ll
 
@@ -50,6 +56,7 @@ THREADS = 256  # a block's threads when nothing says fewer
 SHUFFLE_STAGES = (16, 8, 4, 2, 1)  # butterfly lane distances
 FULL_MASK = 0xFFFFFFFF
 SHARED_ADDRSPACE = 3
+DESCENDING_ENV = "TFC_GPU_EMULATION_DESCENDING"  # "1": the emulation runs a phase's threads last to first
 
 
 class Private:
@@ -85,6 +92,7 @@ class Block:
         self.item = kernel.begin_arg
         self._in_phase = False
         self._shared: dict = {}  # name -> the array (see ``shared``)
+        self.descending = target == "host" and os.environ.get(DESCENDING_ENV) == "1"
 
     # -- memory ---------------------------------------------------------------------------------
     def shared(self, element_type, count: int):
@@ -125,8 +133,8 @@ class Block:
             if self.target == "ptx":
                 yield self.k.end_arg
             else:
-                with counted_loop(self.k.b, 0, self.threads, name) as tid:
-                    yield tid
+                with counted_loop(self.k.b, 0, self.threads, name) as turn:
+                    yield self.k.b.sub(const_i64(self.threads - 1), turn) if self.descending else turn
         finally:
             self._in_phase = False
 
