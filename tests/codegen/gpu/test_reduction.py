@@ -1,6 +1,7 @@
 """GPU reductions (tfc/codegen/gpu/reduction.py): one work item per output, or for small
-outputs of large reductions two launches (chunk partials, then their combination), on
-the host emulation against the evaluator."""
+outputs of large reductions two launches (chunk partials, then their combination; a
+block per chunk when the innermost dim is reduced), on the host emulation against the
+evaluator."""
 import numpy as np
 import pytest
 
@@ -24,6 +25,7 @@ def test_small_outputs_of_large_reductions_are_split(elem, kind):
                 f'%1 = reduce %x {{dims=[0, 1, 2], op="{kind}"}} : {elem}[]', "return %0, %1")
     result = compiled_for_gpu(text)
     assert [step.extent for step in _launches(result)][1::2] == [3, 1]  # the combinations
+    assert [step.block for step in _launches(result)] == [256, None, 256, None]  # a block per chunk
     rng = np.random.default_rng(0)
     for s0, s1 in ((0, 4), (1, 1), (700, 3), (SPLIT + 1, 5)):
         if elem == "pred":
@@ -51,3 +53,11 @@ def test_large_outputs_get_a_thread_or_a_block_each():
     got = result.executable.run([x])
     np.testing.assert_allclose(got[0], x.sum(0), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(got[1], x.max(1))
+
+
+def test_a_column_sum_of_few_outputs_splits_with_a_thread_per_chunk():
+    text = func("(%x: f32[s0,5]) -> (f32[5])", '%0 = reduce %x {dims=[0], op="sum"} : f32[5]', "return %0")
+    result = compiled_for_gpu(text)
+    assert [step.block for step in _launches(result)] == [None, None]  # neighbouring threads: neighbouring columns
+    x = np.random.default_rng(3).standard_normal((3000, 5)).astype(np.float32)
+    np.testing.assert_allclose(result.executable.run([x])[0], x.sum(0), rtol=1e-5, atol=1e-4)

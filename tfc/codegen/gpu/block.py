@@ -276,13 +276,15 @@ def threads_for(length) -> int:
     return threads
 
 
-def emit(program, op, values: list, index: int, threads: int, items, work_per_item, describe) -> None:
+def emit(program, op, values: list, index: int, threads: int, items, work_per_item, describe,
+         extra: tuple = ()) -> None:
     """Emit ``op``'s cooperative kernel, ``describe(block)``, for the GPU and the host, and
-    launch it over ``items`` (a dim) blocks of ``threads``; ``values``: the IR values whose
-    buffers are its params (outputs first), as ``Program.new_kernel``'s."""
+    launch it over ``items`` (a dim) blocks of ``threads``; ``values`` and ``extra``: the IR
+    values (outputs first) and scratch buffers whose buffers are its params, as
+    ``Program.new_kernel``'s."""
     kernels = []
     for target in ("ptx", "host"):
-        kernel, params = program.new_kernel(op, values)
+        kernel, params = program.new_kernel(op, values, extra=extra)
         describe(Block(kernel, threads, target))
         kernels.append(kernel)
     kernels[0].parallel_range(items, work_per_item)

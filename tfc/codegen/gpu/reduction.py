@@ -45,6 +45,8 @@ def emit(program, index: int, op: ir.Operation) -> None:
     sweep = _Sweep(reduce_op, op)
     if _by_rows(sweep):
         _emit_rows(program, index, op, leaves, sweep)
+    elif _split(sweep) and _innermost_reduced(sweep):
+        _emit_split_rows(program, index, op, leaves, sweep)
     elif _split(sweep):
         _emit_split(program, index, op, leaves, sweep)
     else:
@@ -143,7 +145,11 @@ def _emit_split(program, index: int, op: ir.Operation, leaves: dict, sweep: _Swe
         _accumulate(kernel, Elemental(kernel, leaves), sweep, kept_index, start, stop, acc_slot)
         kernel.scalar.store(b.load(acc_slot), kernel.element_pointer(partials, item), sweep.acc_elem)
     program.call_kernel(kernel, params, index)
+    _emit_combination(program, index, op, sweep, scratch)
 
+
+def _emit_combination(program, index: int, op: ir.Operation, sweep: _Sweep, scratch) -> None:
+    """One thread per output combines its ``SPLIT`` partials in chunk order."""
     kernel, params = program.new_kernel(op, [op.result], extra=(scratch,))
     b = kernel.b
     partials = _typed(kernel, kernel.param(scratch), sweep.acc_elem)
@@ -176,11 +182,16 @@ def _typed(kernel, raw, elem: ir.ElemType):
     return kernel.pro.bitcast(raw, storage_type(elem).as_pointer())
 
 
+def _innermost_reduced(sweep: _Sweep) -> bool:
+    """Is the operand's innermost dim reduced? Then a thread per output (or per chunk)
+    would read its elements alone, a stride apart from its neighbours: uncoalesced."""
+    return sweep.operand.type.rank - 1 in sweep.reduced
+
+
 def _by_rows(sweep: _Sweep) -> bool:
-    """Reduce each output with a block of threads (``_emit_rows``)? When the operand's
-    innermost dim is reduced (a thread per output would read a row alone: uncoalesced) and
-    there are enough outputs to fill the GPU with blocks."""
-    if sweep.operand.type.rank - 1 not in sweep.reduced:
+    """Reduce each output with a block of threads (``_emit_rows``)? When the innermost dim
+    is reduced and there are enough outputs to fill the GPU with blocks."""
+    if not _innermost_reduced(sweep):
         return False
     return not isinstance(sweep.outputs, int) or sweep.outputs >= ROW_BLOCKS_FROM
 
@@ -210,13 +221,52 @@ def _emit_rows(program, index: int, op: ir.Operation, leaves: dict, sweep: _Swee
                describe)
 
 
-def _accumulate_strided(cooperative, elemental: Elemental, sweep: _Sweep, kept_index: list, tid, slot) -> None:
-    """slot := the combination of the operand at reduced positions tid, tid + threads, ..."""
+def _accumulate_strided(cooperative, elemental: Elemental, sweep: _Sweep, kept_index: list, first, slot,
+                        stop=None) -> None:
+    """slot := the combination of the operand at reduced positions first, first + threads,
+    ... below ``stop`` (default: the reduced count)."""
     kernel = cooperative.k
     b = kernel.b
     shape = sweep.reduced_shape(kernel)
     b.store(identity(sweep.kind, sweep.acc_elem, kernel.scalar), slot)
-    with cooperative.strided(tid, kernel.dim(sweep.reduced_count)) as r:
+    stop = kernel.dim(sweep.reduced_count) if stop is None else stop
+    with cooperative.strided(first, stop) as r:
         reduced_index = kernel.delinearize(r, shape) if shape else []
         value = elemental.gen(sweep.operand, sweep.full_index(kernel, kept_index, reduced_index))
         b.store(combine(kernel, sweep.kind, sweep.acc_elem, b.load(slot), value), slot)
+
+
+def _emit_split_rows(program, index: int, op: ir.Operation, leaves: dict, sweep: _Sweep) -> None:
+    """``_emit_split`` with a block per chunk (a loss, a full sum: the innermost dim is
+    reduced): block ``part * outputs + o`` reduces chunk ``part`` of output ``o``, its
+    threads reading the chunk side by side, into the partials; then the combination."""
+    from tfc.passes.buffer_assign import value_bytes
+
+    scratch = program.scratch_buffer(value_bytes(ir.TensorType(sweep.acc_elem, [SPLIT, sweep.outputs])))
+    chunk = _chunk(sweep.reduced_count)
+    threads = block.threads_for(chunk)
+
+    def describe(cooperative: block.Block) -> None:
+        kernel = cooperative.k
+        b = kernel.b
+        partials = _typed(kernel, kernel.param(scratch), sweep.acc_elem)
+        item = cooperative.item
+        outputs = kernel.dim(sweep.outputs)
+        part, o = b.sdiv(item, outputs), b.srem(item, outputs)
+        shape = sweep.kept_shape(kernel)
+        kept_index = kernel.delinearize(o, shape) if shape else []
+        start = b.mul(part, kernel.dim(chunk))
+        stop = b.add(start, kernel.dim(chunk))
+        total = kernel.dim(sweep.reduced_count)
+        stop = b.select(b.icmp_signed(">", stop, total), total, stop)
+        acc = cooperative.private(_register(sweep.acc_elem))
+        with cooperative.phase() as tid:
+            _accumulate_strided(cooperative, Elemental(kernel, leaves), sweep, kept_index, b.add(start, tid),
+                                acc.at(tid), stop)
+        cooperative.block_reduce(acc, sweep.kind, sweep.acc_elem)
+        with cooperative.first_thread() as tid:
+            kernel.scalar.store(b.load(acc.at(tid)), kernel.element_pointer(partials, item), sweep.acc_elem)
+
+    block.emit(program, op, [op.result] + list(op.operands), index, threads, dim_mul(SPLIT, sweep.outputs), chunk,
+               describe, extra=(scratch,))
+    _emit_combination(program, index, op, sweep, scratch)
