@@ -35,6 +35,13 @@ def _item_kernel_result(monkeypatch, build, feeds_shapes, inputs, dtype=tf.float
         return compiled(*inputs)
 
 
+def _cpu_result(build, feeds_shapes, inputs):
+    graph = tf.Graph()
+    with graph.as_default():
+        feeds = [tf.placeholder(tf.float32, shape) for shape in feeds_shapes]
+        return tfc.compile(build(*feeds), feeds=feeds)(*inputs)[0]
+
+
 def _dense(x, w):
     return [tf.nn.relu(tf.matmul(x, w) + tf.cast(tf.range(tf.shape(w)[1]), x.dtype) * 0.25)]
 
@@ -155,11 +162,7 @@ def test_convolutions_match_the_cpu_and_the_item_kernel_bit_for_bit(case, monkey
     x = rng.standard_normal([3] + x_shape[1:]).astype(np.float32)
     w = rng.standard_normal(w_shape).astype(np.float32)
     (got,) = compiled(x, w)
-    graph = tf.Graph()
-    with graph.as_default():
-        feeds = [tf.placeholder(tf.float32, shape) for shape in shapes]
-        (cpu,) = tfc.compile(build(*feeds), feeds=feeds)(x, w)
-    np.testing.assert_allclose(got, cpu, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got, _cpu_result(build, shapes, [x, w]), rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(got, _item_kernel_result(monkeypatch, build, shapes, [x, w])[0])
 
 
@@ -175,8 +178,4 @@ def test_the_input_gradient_of_a_strided_conv():
     y = rng.standard_normal((2, 5, 5, 6)).astype(np.float32)
     w = rng.standard_normal((3, 3, 64, 6)).astype(np.float32)
     (got,) = compiled(y, w)
-    graph = tf.Graph()
-    with graph.as_default():
-        feeds = [tf.placeholder(tf.float32, shape) for shape in shapes]
-        (cpu,) = tfc.compile(build(*feeds), feeds=feeds)(y, w)
-    np.testing.assert_allclose(got, cpu, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got, _cpu_result(build, shapes, [y, w]), rtol=1e-4, atol=1e-4)

@@ -37,7 +37,7 @@ from llvmlite import ir as ll
 from tfc import ir
 from tfc import program_errors as checks
 
-from ..llvm_util import I32, I64, I64P, I8P, CodegenError, const_i64
+from ..llvm_util import I32, I64, I64P, I8P, CodegenError, const_i64, counted_loop
 from ..program import Program
 from .plan import If, Launch, PlanBuilder, While
 
@@ -294,20 +294,8 @@ def _emit_block_entry(module: ll.Module, kernel: ll.Function, name: str, target:
         first, step, thread = (_sreg(b, module, n) for n in ("ctaid.x", "nctaid.x", "tid.x"))
     else:
         first, step, thread = const_i64(0), const_i64(1), const_i64(0)
-    start = b.block
-    head = entry.append_basic_block("item.head")
-    body = entry.append_basic_block("item.body")
-    done = entry.append_basic_block("done")
-    b.branch(head)
-    b.position_at_end(head)
-    item = b.phi(I64, name="item")
-    item.add_incoming(first, start)
-    b.cbranch(b.icmp_signed("<", item, extent), body, done)
-    b.position_at_end(body)
-    b.call(kernel, bufs + [dims, err, item, thread])
-    item.add_incoming(b.add(item, step), b.block)
-    b.branch(head)
-    b.position_at_end(done)
+    with counted_loop(b, first, extent, "item", step=step) as item:
+        b.call(kernel, bufs + [dims, err, item, thread])
     b.ret_void()
     return entry
 

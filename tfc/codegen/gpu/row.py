@@ -24,20 +24,12 @@ from tfc.ir.dims import dim_mul, dims_product
 from . import block
 from ..kernel import Elemental, Index
 from ..kernels.reduction import combine, identity
-from ..llvm_util import CodegenError, register_type
+from ..kernels.row import row_fusion_parts
+from ..llvm_util import register_type
 
 
 def emit(program, index: int, op: ir.Operation) -> None:
-    region = op.regions[0]
-    root = region.terminator.operands[0]
-    leaves = dict(zip(region.args, op.operands))
-    reductions = [member for member in region.ops[:-1] if member.name == "reduce"]
-    if not reductions:
-        raise CodegenError("a row fusion holds at least one reduction")
-    out_type = op.result.type
-    row_dims = len(reductions[0].attrs["dims"])
-    outer_dims = out_type.shape[:out_type.rank - row_dims]
-    inner_dims = out_type.shape[out_type.rank - row_dims:]
+    root, leaves, reductions, outer_dims, inner_dims = row_fusion_parts(op)
     row_count, row_size = dims_product(outer_dims), dims_product(inner_dims)
 
     def describe(cooperative: block.Block) -> None:

@@ -17,18 +17,25 @@ from ..llvm_util import CodegenError, counted_loop, register_type
 from .reduction import combine, identity
 
 
-def emit(program, index: int, op: ir.Operation) -> None:
+def row_fusion_parts(op: ir.Operation) -> tuple:
+    """(root, {region arg: operand}, reductions, outer dims, inner dims) of a row fusion:
+    its rows are its result's ``inner dims`` (those the reductions reduce)."""
     region = op.regions[0]
     root = region.terminator.operands[0]
     leaves = dict(zip(region.args, op.operands))
     reductions = [member for member in region.ops[:-1] if member.name == "reduce"]
     if not reductions:
         raise CodegenError("a row fusion holds at least one reduction")
-    kernel, params = program.new_kernel(op, [op.result] + list(op.operands))
     out_type = op.result.type
     row_dims = len(reductions[0].attrs["dims"])
-    outer_dims = out_type.shape[:out_type.rank - row_dims]
-    inner_dims = out_type.shape[out_type.rank - row_dims:]
+    return (root, leaves, reductions, out_type.shape[:out_type.rank - row_dims],
+            out_type.shape[out_type.rank - row_dims:])
+
+
+def emit(program, index: int, op: ir.Operation) -> None:
+    root, leaves, reductions, outer_dims, inner_dims = row_fusion_parts(op)
+    kernel, params = program.new_kernel(op, [op.result] + list(op.operands))
+    out_type = op.result.type
     shape = kernel.shape(out_type)
     outer_shape, inner_shape = shape[:len(outer_dims)], shape[len(outer_dims):]
     row_length = kernel.numel(out_type.with_shape(inner_dims))
