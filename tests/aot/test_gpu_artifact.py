@@ -49,6 +49,8 @@ def test_the_folder_holds_ptx_plan_constants_and_a_manifest(artifact):
     for kernel in plan["kernels"]:
         assert f".entry {kernel}(" in ptx
     assert {step["launch"] for step in plan["steps"] if "launch" in step} == set(plan["kernels"])
+    # the softmax and the total's chunks are cooperative kernels: their launches carry a block size
+    assert sorted(step["block"] or 0 for step in plan["steps"] if "launch" in step)[-2:] == [32, 256]
 
 
 def test_the_loader_needs_no_compiler(artifact):
