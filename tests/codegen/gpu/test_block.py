@@ -18,10 +18,15 @@ from tfc.ir.dims import sym
 from tfc.runtime.cuda.executable import LaunchConfig
 
 from ..helpers import assert_agrees, func, reference
-from .emulation import compiled_for_gpu
+from .emulation import compiled_for_gpu, compiled_on_device
 
+EMULATE = True  # test_device_cooperative.py runs these tests on a CUDA device with False
 needs_ptxas = pytest.mark.skipif(ptx_module.ptxas_path() is None or ptx_module.libdevice_path() is None,
                                  reason="ptxas or libdevice is not installed")
+
+
+def _compiled(text: str):
+    return compiled_for_gpu(text) if EMULATE else compiled_on_device(text)
 
 
 def _launches(result) -> list:
@@ -58,7 +63,7 @@ def test_threads_follow_the_row_length():
 def test_a_row_sum_is_combined_in_the_documented_order(length):
     text = func(f"(%x: f32[s0,{length}]) -> (f32[s0])", f'%0 = reduce %x {{dims=[1], op="sum"}} : f32[s0]',
                 "return %0")
-    result = compiled_for_gpu(text)
+    result = _compiled(text)
     (launch,) = _launches(result)
     assert launch.block == block.threads_for(length) and str(launch.extent) == "s0"
     x = np.random.default_rng(0).standard_normal((131, length)).astype(np.float32)
@@ -73,7 +78,7 @@ def test_a_row_sum_is_combined_in_the_documented_order(length):
 def test_row_reductions_of_every_type_agree_with_the_evaluator(elem, kind):
     text = func(f"(%x: {elem}[s0,3,s1]) -> ({elem}[s0,3])", f'%0 = reduce %x {{dims=[2], op="{kind}"}} : {elem}[s0,3]',
                 "return %0")
-    result = compiled_for_gpu(text)
+    result = _compiled(text)
     assert [step.block for step in _launches(result)] == [block.THREADS]
     rng = np.random.default_rng(1)
     for s0, s1 in ((0, 5), (2, 0), (50, 1), (45, 300), (3, 1100)):
@@ -94,7 +99,7 @@ def test_results_do_not_depend_on_the_grid():
     x = np.random.default_rng(2).standard_normal((200, 777)).astype(np.float32)
     runs = []
     for config in (LaunchConfig(block=32, max_blocks=3), LaunchConfig(block=256, max_blocks=1 << 16)):
-        result = compile_module(ir.parse(text), target="cuda", emulate=True, arch="sm_80")
+        result = compile_module(ir.parse(text), target="cuda", emulate=EMULATE, arch="sm_80" if EMULATE else None)
         result.executable.code.config = config
         runs.append(result.executable.run([x])[0])
     np.testing.assert_array_equal(runs[0], runs[1])
@@ -114,7 +119,7 @@ def _row_graph(length, dtype=tf.float32):
 def test_softmax_and_layer_norm_run_a_block_per_row(length, monkeypatch):
     monkeypatch.setenv("TFC_GPU_EMULATION", "1")
     graph, x, fetches = _row_graph(length)
-    compiled = tfc.compile(fetches, feeds=[x], target="cuda", arch="sm_80", emulate=True)
+    compiled = tfc.compile(fetches, feeds=[x], target="cuda", arch="sm_80", emulate=EMULATE)
     launches = _launches(compiled.result)
     assert [step.block for step in launches] == [block.threads_for(length)] * 2
     data = np.random.default_rng(3).standard_normal((37, length)).astype(np.float32) * 3
@@ -128,7 +133,7 @@ def test_softmax_and_layer_norm_run_a_block_per_row(length, monkeypatch):
 def test_f16_rows_accumulate_in_f32(monkeypatch):
     monkeypatch.setenv("TFC_GPU_EMULATION", "1")
     graph, x, fetches = _row_graph(500, tf.float16)
-    compiled = tfc.compile(fetches[:1], feeds=[x], target="cuda", arch="sm_80", emulate=True)
+    compiled = tfc.compile(fetches[:1], feeds=[x], target="cuda", arch="sm_80", emulate=EMULATE)
     data = np.random.default_rng(4).standard_normal((9, 500)).astype(np.float16)
     (probabilities,) = compiled(data)
     wide = data.astype(np.float64)
@@ -188,7 +193,7 @@ def test_no_phase_reads_what_another_thread_of_it_writes(monkeypatch):
             fetches = [tf.nn.softmax(x), (x - mean) * tf.rsqrt(variance + 1e-5), tf.reduce_max(x, axis=1),
                        tf.nn.relu(tf.matmul(x, w)), tf.nn.conv2d(image, kernel, [1, 1, 1, 1], "SAME"),
                        tf.reduce_sum(x)]
-            return tfc.compile(fetches, feeds=[x, w, image, kernel], target="cuda", arch="sm_80", emulate=True)
+            return tfc.compile(fetches, feeds=[x, w, image, kernel], target="cuda", arch="sm_80", emulate=EMULATE)
 
     rng = np.random.default_rng(9)
     inputs = [rng.standard_normal((70, 300)).astype(np.float32), rng.standard_normal((300, 200)).astype(np.float32),

@@ -11,14 +11,17 @@ from tfc.codegen.gpu import gemm
 from tfc.codegen.gpu import ptx as ptx_module
 from tfc.codegen.gpu.plan import Launch
 
+EMULATE = True  # test_device_cooperative.py runs these tests on a CUDA device with False
 needs_ptxas = pytest.mark.skipif(ptx_module.ptxas_path() is None, reason="ptxas is not installed")
 
 
-def _compile(build, feeds_shapes, dtype=tf.float32, arch="sm_80", emulate=True):
+def _compile(build, feeds_shapes, dtype=tf.float32, arch=None, emulate=None):
     graph = tf.Graph()
     with graph.as_default():
         feeds = [tf.placeholder(dtype, shape) for shape in feeds_shapes]
         fetches = build(*feeds)
+        emulate = EMULATE if emulate is None else emulate
+        arch = arch or ("sm_80" if emulate else None)  # on a device: its own
         return tfc.compile(fetches, feeds=feeds, target="cuda", arch=arch, emulate=emulate)
 
 
