@@ -5,18 +5,23 @@ broadcast along rows, a concatenation) across threads by its first dim only, whi
 GPU leaves a few hundred threads for a batch of a few hundred. Here every element is a
 work item whatever the shape: the item's row-major position is its index (the multi-index
 is derived from it only where an op of the fusion needs one), so neighbouring threads
-write neighbouring addresses.
+write neighbouring addresses. A transpose that moves the innermost dim goes through
+shared memory instead (transpose.py), so its reads are neighbours too.
 """
 from __future__ import annotations
 
 from tfc import ir
 
+from . import transpose
 from ..kernel import Elemental, Index
 from ..kernels.loop import kernel_body
 from ..llvm_util import counted_loop
 
 
 def emit(program, index: int, op: ir.Operation) -> None:
+    if transpose.applies(op):  # through shared memory: coalesced on both sides
+        transpose.emit(program, index, op)
+        return
     root, leaves, members = kernel_body(op)
     kernel, params = program.new_kernel(op, [op.result] + list(op.operands))
     out_type = op.result.type
