@@ -1,5 +1,7 @@
 """The caching allocator against a fake in-memory driver: size classes, reuse, the OOM retry
-after emptying the cache, memory_limit, stats, and from_gpu_options."""
+after emptying the cache, memory_limit, stats, from_gpu_options, and allow_growth=False's
+up-front reservation (one driver allocation of the limit, best-fit sub-allocation with merged
+free ranges, exhaustion)."""
 import gc
 import threading
 
@@ -158,15 +160,137 @@ def test_memory_limit_is_a_hard_cap():
     del a, c
 
 
-def test_allow_growth_false_still_caps_and_grows_on_demand():
+class FakeGpu(FakeDriver):
+    """A FakeDriver reporting free memory and a compute capability, as the real drivers do."""
+
+    def __init__(self, capacity, total, free, major=9):
+        super().__init__(capacity, total)
+        self.free = free
+        self.major = major
+
+    def free_memory(self):
+        return self.free
+
+    def compute_capability(self):
+        return (self.major, 0)
+
+
+def test_allow_growth_false_reserves_the_limit_in_one_driver_allocation():
     drv = FakeDriver()
-    alloc = CachingAllocator(drv, memory_limit=2048, allow_growth=False)
-    assert drv.allocs == []  # nothing reserved up front
+    alloc = CachingAllocator(drv, memory_limit=10_000, allow_growth=False)
+    assert drv.allocs == [] and alloc.stats()["reserved"] == 0  # reserved at the first allocation
+    a = alloc.allocate(1000, what="a")  # 1024 (256-aligned, no size classes)
+    assert drv.allocs == [10_000]  # exactly the limit
+    base = next(iter(drv.live))
+    b = alloc.allocate(300, what="b")  # 512
+    c = alloc.allocate(2000, what="c")  # 2048
+    assert (a.ptr, b.ptr, c.ptr) == (base, base + 1024, base + 1536)
+    assert (a.size, b.size, c.size) == (1024, 512, 2048)
+    s = alloc.stats()
+    assert (s["reserved"], s["in_use"], s["cached"], s["limit"]) == (9984, 3584, 9984 - 3584, 10_000)
+    b.release()
+    d = alloc.allocate(400)  # the freed 512-byte hole is the best fit
+    assert d.ptr == base + 1024
+    for buf in (a, c, d):
+        buf.release()
+    alloc.empty_cache()  # keeps the reservation
+    assert drv.frees == [] and len(drv.live) == 1
+    s = alloc.stats()
+    assert (s["in_use"], s["cached"], s["driver_allocations"], s["allocations"], s["peak"]) == (0, 9984, 1, 4, 3584)
+    whole = alloc.allocate(9984)  # the freed neighbours merged back into one range
+    assert whole.ptr == base and drv.allocs == [10_000]
+
+
+def test_allow_growth_false_best_fit_and_fragmentation():
+    drv = FakeDriver()
+    alloc = CachingAllocator(drv, memory_limit=16 * 256, allow_growth=False)
+    blocks = [alloc.allocate(256 * n, what=str(n)) for n in (1, 2, 3, 4, 6)]  # 16 units, all in use
+    base = blocks[0].ptr
+    assert [b.ptr - base for b in blocks] == [0, 256, 768, 1536, 2560]
+    blocks[1].release()  # free: [256, 768) (2 units)
+    blocks[3].release()  # free: [1536, 2560) (4 units)
+    # 6 units are free in two ranges (2 and 4): a block of 3 fits only the 4-unit one
+    three = alloc.allocate(3 * 256)
+    assert three.ptr == base + 1536
+    two = alloc.allocate(2 * 256)  # the 2-unit range is the smallest that fits
+    assert two.ptr == base + 256
+    with pytest.raises(errors.ResourceExhaustedError) as info:
+        alloc.allocate(512, what="op big")  # 1 unit free (at 2304)
+    message = info.value.message
+    assert message.startswith("OOM when allocating tensor of 512 bytes for op big on /device:GPU:0 "
+                              "by allocator tfc_caching_allocator: no free block of 512 bytes in the 4096 bytes "
+                              "reserved with allow_growth=False (largest free block 256 bytes) (limit 4096 bytes, "
+                              "3840 bytes in use, 256 cached)")
+    one = alloc.allocate(1)
+    assert one.ptr == base + 2304
+    # free the middle blocks: their ranges merge with each other and with their free neighbours
+    for b in (two, blocks[2], three, one):
+        b.release()
+    assert alloc.allocate(9 * 256).ptr == base + 256  # [256, 2560): one range of 9 units
+    assert drv.allocs == [4096] and drv.frees == []
+
+
+def test_allow_growth_false_exhaustion_and_a_reservation_the_device_cannot_give():
+    alloc = CachingAllocator(FakeDriver(), memory_limit=2048, allow_growth=False)
     held = alloc.allocate(2048)
-    with pytest.raises(errors.ResourceExhaustedError, match="limit 2048 bytes"):
+    with pytest.raises(errors.ResourceExhaustedError, match=r"no free block of 256 bytes in the 2048 bytes reserved "
+                                                            r"with allow_growth=False \(largest free block 0 bytes\)"):
         alloc.allocate(1)
     assert alloc.stats()["allow_growth"] is False
     held.release()
+    assert alloc.allocate(1).ptr == held.ptr
+    drv = FakeDriver(capacity=4096)
+    alloc = CachingAllocator(drv, memory_limit=8192, allow_growth=False)
+    with pytest.raises(errors.ResourceExhaustedError) as info:
+        alloc.allocate(100, what="op x")
+    assert info.value.message.startswith("OOM when allocating tensor of 100 bytes for op x on /device:GPU:0 by "
+                                         "allocator tfc_caching_allocator: the device cannot reserve the 8192 "
+                                         "bytes of allow_growth=False (OOM when allocating tensor of 8192 bytes")
+    assert drv.live == {}
+
+
+def test_allow_growth_false_without_a_limit_reserves_nearly_all_memory():
+    gib = 1 << 30
+    drv = FakeGpu(capacity=1 << 40, total=141 * gib, free=140 * gib, major=9)
+    alloc = CachingAllocator(drv, allow_growth=False)
+    assert alloc.memory_limit == 140 * gib - 1536 * (1 << 20)  # TF's system reserve for sm_80+
+    alloc.allocate(1)
+    assert drv.allocs == [140 * gib - 1536 * (1 << 20)]
+    assert CachingAllocator(FakeGpu(1, 16 * gib, 10 * gib, major=7), allow_growth=False).memory_limit == \
+        10 * gib - 1050 * (1 << 20)
+    assert CachingAllocator(FakeGpu(1, 16 * gib, 10 * gib, major=6), allow_growth=False).memory_limit == \
+        10 * gib - 500 * (1 << 20)
+    assert CachingAllocator(FakeGpu(1, 2 * gib, gib, major=9), allow_growth=False).memory_limit == \
+        gib - 225 * (1 << 20)
+    # a driver without free_memory / compute_capability: its total memory
+    assert CachingAllocator(FakeDriver(total=4 * gib), allow_growth=False).memory_limit == 4 * gib - 1536 * (1 << 20)
+
+
+def test_allow_growth_false_concurrent_allocate_and_release():
+    drv = FakeDriver(capacity=1 << 30)
+    alloc = CachingAllocator(drv, memory_limit=1 << 20, allow_growth=False)
+    failures = []
+
+    def work():
+        try:
+            for i in range(200):
+                bufs = [alloc.allocate(256 * (1 + (i + j) % 7)) for j in range(4)]
+                spans = sorted((b.ptr, b.ptr + b.size) for b in bufs)
+                assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
+                for b in bufs:
+                    b.release()
+        except Exception as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+    s = alloc.stats()
+    assert (s["in_use"], s["cached"], s["driver_allocations"]) == (0, 1 << 20, 1)
+    assert alloc.allocate(1 << 20).ptr == next(iter(drv.live))  # everything merged back
 
 
 def test_invalid_arguments():
@@ -182,9 +306,16 @@ def test_from_gpu_options():
     alloc = from_gpu_options(drv, options)
     assert alloc.memory_limit == 2 << 30 and alloc.allow_growth is True
     config = ConfigProto()
+    config.gpu_options.allow_growth = True
+    alloc = from_gpu_options(drv, config.gpu_options)  # fraction 0, growth: no limit
+    assert alloc.memory_limit is None and alloc.allow_growth is True
     config.gpu_options.allow_growth = False
-    alloc = from_gpu_options(drv, config.gpu_options)  # fraction 0: no limit
-    assert alloc.memory_limit is None and alloc.allow_growth is False
+    alloc = from_gpu_options(drv, config.gpu_options)  # fraction 0, no growth: nearly all memory (TF)
+    assert alloc.memory_limit == (8 << 30) - 1536 * (1 << 20) and alloc.allow_growth is False
+    assert drv.allocs == []  # reserved at the first allocation
+    config.gpu_options.per_process_gpu_memory_fraction = 0.5
+    alloc = from_gpu_options(drv, config.gpu_options)
+    assert alloc.memory_limit == 4 << 30 and alloc.stats()["reserved"] == 0
     assert from_gpu_options(drv).memory_limit is None
 
 

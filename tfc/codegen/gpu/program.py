@@ -87,6 +87,10 @@ class GpuProgram(Program):
             from . import row
 
             return row.emit
+        if kind == "scatter_add":
+            from . import scatter
+
+            return scatter.emit
         if kind in ("reduce_window", "select_and_scatter"):
             from . import windows
 
