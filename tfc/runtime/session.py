@@ -26,7 +26,7 @@ import numpy as np
 from tfc import ir
 from tfc.codegen.bf16 import precision_of_config
 from tfc.frontend import dtypes, errors
-from tfc.frontend.device import DeviceSpec, full_device_name
+from tfc.frontend.device import full_device_name
 from tfc.frontend.graph import Operation, Tensor, default_session_stack, get_default_graph
 from tfc.frontend.registry import lookup_op_type
 from tfc.frontend.sparse_tensor import SparseTensor, expand_feeds
@@ -517,10 +517,17 @@ class BaseSession:
             plan.steps[shape_key] = step
         else:
             self.stats["cache_hits"] += 1
+        if step.target == "split":  # device stages (tfc/runtime/device_split.py)
+            return step.run(self, used)
+        return self._call_step(step, used)
+
+    def _call_step(self, step: CompiledStep, used: list, device_args: Optional[dict] = None) -> list:
+        """Run one compiled program on its feeds ``used`` and the session's refs; a GPU
+        program's ``device_args`` (argument position -> device pointer) are read in place."""
         args = used + [self._ref_buffer(slot, step) for slot in step.refs] if step.refs else used
         with step.lock:
             if step.target == "cuda":
-                self._bind_device_variables(step, args, len(step.feeds))
+                self._bind_device_variables(step, args, len(step.feeds), device_args)
             try:
                 outputs = step.executable.run(args)
             except ShapeBindingError as e:
@@ -534,7 +541,8 @@ class BaseSession:
                 device.written_on_host(name)
         return outputs
 
-    def _bind_device_variables(self, step: CompiledStep, args: list, first_ref: int) -> None:
+    def _bind_device_variables(self, step: CompiledStep, args: list, first_ref: int,
+                               device_args: Optional[dict] = None) -> None:
         """Point the GPU program at the device copies of the step's variables (uploading
         those whose host value is newer): they stay in device memory between runs."""
         from .cuda.variables import DeviceVariables
@@ -545,6 +553,8 @@ class BaseSession:
             values.device = DeviceVariables(code.device)
         code.device_args = {first_ref + i: values.device.pointer(slot.name, args[first_ref + i])
                             for i, slot in enumerate(step.refs) if slot.kind == "variable"}
+        if device_args:
+            code.device_args.update(device_args)
 
     def _compile_step(self, plan: "_RunPlan", feeds: dict, answers: Optional[tuple] = None) -> CompiledStep:
         fetches, targets = plan.host.native_fetches, plan.host.native_targets
@@ -601,6 +611,17 @@ class BaseSession:
         lowered = lower_graph(fetch_tensors, target_ops, specs, rng_seeds=self._rng_seed, initialized=initialized,
                               ran=ran)  # (a control dependency on a host op run before the program is met)
         target = self._check_placement(lowered.ops)
+        if target == "split":  # ops on the CPU and on the GPU: device stages (tfc/runtime/device_split.py)
+            from . import device_split
+
+            started = time.perf_counter()
+            step = device_split.build(key, lowered.ops, device_split.placement_of(self, lowered.ops), fetch_tensors,
+                                      target_ops, fed, list(ran), initialized)
+            step.timings = {"split": time.perf_counter() - started}
+            logger.info("tfc: the step for [%s] is split between the CPU and the GPU:\n%s",
+                        ", ".join(t.name for t in list(fetch_tensors) + list(target_ops)),
+                        device_split.describe(step))
+            return step
         read_refs, written_refs = _ref_accesses(lowered.function)
         if target == "cuda":
             from .cuda.devices import emulated
@@ -719,41 +740,29 @@ class BaseSession:
         logger.info("tfc: recompiling the step for [%s]: %s", names, "; ".join(changes) or "key changed")
 
     def _check_placement(self, ops) -> str:
-        """Where the step runs: "cuda" when an op is placed on an existing GPU, else "cpu".
+        """Where the step runs: "cpu", "cuda" (one program on the GPU) or "split" (device
+        stages: tfc/runtime/device_split.py).
 
-        TF's rules: an op on a device that does not exist is an error naming the devices
-        there are, unless ``allow_soft_placement`` (then it runs on the CPU);
-        ``log_device_placement`` prints each op's device. A step with any op on the GPU
-        runs wholly there (the GPU program computes ops pinned to the CPU too; ops with no
-        device go to the GPU, as TF places them when there is one)."""
+        TF's rules (tfc/runtime/device_placement.py): an op on a device that does not exist
+        is an error naming the devices there are, unless ``allow_soft_placement`` (then it
+        runs on the CPU); ops without a device go to the GPU when the step has an op on it;
+        ops pinned to the CPU, and ops with no GPU kernel, run on the CPU; the consumers of
+        a variable's ref go where it is. ``log_device_placement`` prints each op's device."""
         from .cuda.devices import gpu_devices
+        from .device_placement import full_name, place, requests_gpu
+        from .device_split import step_target
 
         config = self._config
         soft = bool(getattr(config, "allow_soft_placement", False))
         log = bool(getattr(config, "log_device_placement", False))
-        gpus = len(gpu_devices()) if any("GPU" in (op.device or "").upper() for op in ops) else 0
-        placed = {}
-        for op in ops:
-            spec = DeviceSpec.from_string(op.device)
-            on_gpu = spec.device_type == "GPU" and (spec.device_index or 0) < gpus
-            valid = spec.device_type in (None, "CPU") or on_gpu
-            if (not valid or spec.job not in (None, "localhost")) and not soft:
-                available = ", ".join([full_device_name("")] + [_gpu_name(i) for i in range(gpus)])
-                raise errors.InvalidArgumentError(
-                    None, op, f"Cannot assign a device for operation {op.name}: {{{{node {op.name}}}}} was explicitly "
-                              f"assigned to {op.device} but available devices are [ {available} ]. Make sure the "
-                              "device specification refers to a valid device.")
-            placed[op] = _gpu_name(spec.device_index or 0) if on_gpu else None if spec.device_type is None \
-                else full_device_name("")
-        target = "cuda" if any(device not in (None, full_device_name("")) for device in placed.values()) else "cpu"
-        for op, device in placed.items():  # TF puts ops without a device on the GPU when there is one
-            if device is None:
-                placed[op] = _gpu_name(0) if target == "cuda" else full_device_name("")
+        gpus = len(gpu_devices()) if any(requests_gpu(op) for op in ops) else 0
+        placement = place(ops, gpus, soft)
+        target = step_target(ops, placement)
         if log:
-            for op, device in placed.items():
+            for op, device in placement.items():
                 if op not in self._logged_ops:
                     self._logged_ops.add(op)
-                    print(f"{op.name}: ({op.type}): {device}", file=sys.stderr)
+                    print(f"{op.name}: ({op.type}): {full_name(device)}", file=sys.stderr)
         return target
 
     # -- introspection ---------------------------------------------------------------------

@@ -72,6 +72,11 @@ def test_device_placement_log_names_the_gpu(emulated_gpu, capfd):
             d = tf.negative(c, name="d")
         with tf.Session(config=tf.ConfigProto(log_device_placement=True)) as session:
             np.testing.assert_array_equal(session.run(d), [-4.0, -7.0])
+            # d runs on the CPU: the step is split (tests/runtime/cuda/test_session_split.py)
+            [step] = session.compiled_steps()
+            assert step.target == "split"
+            assert [(stage.device, [op.name for op in stage.ops]) for stage in step.stages] == \
+                [("GPU", ["b", "c"]), ("CPU", ["d"])]
     lines = capfd.readouterr().err.splitlines()
     assert f"b: (Mul): {GPU}" in lines
     assert f"c: (Add): {GPU}" in lines  # no device: the GPU, as TF places it

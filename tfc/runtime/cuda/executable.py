@@ -79,6 +79,7 @@ class GpuCode:
         self._buffers: dict = {}  # ("arg", i) / ("out", j) / "arena" / "control" / ("stage", n) -> _Allocation
         self._dim_functions: dict = {}
         self.device_args: dict = {}  # argument position -> device pointer (variables kept on the device)
+        self.device_outputs: set = set()  # result positions left on the device (a later GPU stage reads them)
 
     @property
     def device(self):
@@ -148,7 +149,8 @@ class GpuCode:
             self._keep_alive = run.translate_addresses(status, record)
             return status
         for j, (dtype, shape) in enumerate(self.result_shapes):
-            device.download(slots[num_args + j], pointers[("out", j)], _nbytes(dtype, shape, bound))
+            if j not in self.device_outputs:
+                device.download(slots[num_args + j], pointers[("out", j)], _nbytes(dtype, shape, bound))
         for i in self.refs:
             if i not in self.device_args:
                 dtype, shape = self.arg_shapes[i]
