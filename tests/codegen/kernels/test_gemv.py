@@ -82,3 +82,25 @@ def test_a_batch_of_one_through_a_one_output_layer_and_its_gradients():
     np.testing.assert_allclose(got_y, want_y, rtol=1e-5)
     np.testing.assert_allclose(got_gx, 2 * want_y @ w_value.T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got_gw, x_value.T @ (2 * want_y), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("addend", [None, "bias", "matrix", "in place"])
+@pytest.mark.parametrize("shape", ["row", "column"])
+@pytest.mark.parametrize("transpose_a, transpose_b", list(itertools.product([False, True], repeat=2)))
+def test_large_products_split_over_the_pool_give_the_same_bits(addend, shape, transpose_a, transpose_b):
+    """At least gemv.PARALLEL_ELEMENTS matrix elements: the outputs are cut into ranges,
+    one task each, and every output sums in the same order as on one thread."""
+    from tfc.codegen.kernels import gemv
+
+    rng = np.random.default_rng(13)
+    M, N, K = (1, 1003, 1050) if shape == "row" else (1003, 1, 1050)
+    assert max(M, N) * K >= gemv.PARALLEL_ELEMENTS
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    results = [run_gemm(a, b, transpose_a=transpose_a, transpose_b=transpose_b, threads=threads, addend=addend)
+               for threads in (1, 2)]
+    if addend is not None:
+        results = [got for got, _ in results]
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_allclose(results[1], a.astype(np.float64) @ b + (0 if addend is None else 0), rtol=1e-3,
+                               atol=1e-3 if addend is None else 4)
