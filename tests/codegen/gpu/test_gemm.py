@@ -7,9 +7,11 @@ import pytest
 
 import tfc
 import tfc.compat.v1 as tf
-from tfc.codegen.gpu import gemm
+from tfc.codegen.gpu import block, gemm
 from tfc.codegen.gpu import ptx as ptx_module
 from tfc.codegen.gpu.plan import Launch
+
+from ..helpers import func
 
 EMULATE = True  # test_device_cooperative.py runs these tests on a CUDA device with False
 needs_ptxas = pytest.mark.skipif(ptx_module.ptxas_path() is None, reason="ptxas is not installed")
@@ -135,6 +137,9 @@ def test_the_gemm_assembles_with_two_shared_tiles(arch):
     assert len(tiles) == 2, tiles  # A's and B's k-slices: distinct arrays
     assert "ld.shared" in text and "bar.sync" in text and "fma.rn.f32" in text
     assert ptx_module.assemble(text, arch)[:4] == b"\x7fELF"
+    split = _compile(lambda x, dy: [tf.matmul(x, dy, transpose_a=True)], [[None, 300], [None, 200]], arch=arch,
+                     emulate=False).result.program
+    assert ptx_module.assemble(ptx_module.compile_ptx(split.module_text("ptx"), split.kernels, arch), arch)
 
 
 # -- convolutions as implicit GEMMs ----------------------------------------------------------------
@@ -182,3 +187,60 @@ def test_the_input_gradient_of_a_strided_conv():
     w = rng.standard_normal((3, 3, 64, 6)).astype(np.float32)
     (got,) = compiled(y, w)
     np.testing.assert_allclose(got, _cpu_result(build, shapes, [y, w]), rtol=1e-4, atol=1e-4)
+
+
+# -- split contractions ----------------------------------------------------------------------------
+def _launch_list(compiled) -> list:
+    return [(step.block, str(step.extent)) for step in compiled.result.program.plan if isinstance(step, Launch)]
+
+
+def test_a_weight_gradient_splits_its_long_contraction(monkeypatch):
+    """x^T dy over a batch: 6 output tiles, so 32 blocks per tile each sum a part of the
+    batch into partials, and a second launch adds the parts in order and applies the
+    epilogue (here the SGD update)."""
+    def build(x, dy):
+        return [tf.constant(np.ones((300, 200), np.float32)) - 0.1 * tf.matmul(x, dy, transpose_a=True)]
+
+    shapes = [[None, 300], [None, 200]]
+    compiled = _compile(build, shapes)
+    assert _launch_list(compiled) == [(gemm.THREADS, str(6 * gemm.MAX_SPLIT)), (None, "60000")]
+    rng = np.random.default_rng(12)
+    inputs = [rng.standard_normal((1000, 300)).astype(np.float32), rng.standard_normal((1000, 200)).astype(np.float32)]
+    (got,) = compiled(*inputs)
+    np.testing.assert_allclose(got, 1 - 0.1 * (inputs[0].T.astype(np.float64) @ inputs[1]), rtol=1e-5, atol=1e-4)
+    if EMULATE:  # the same bits with the emulation's threads in the other order: no race
+        monkeypatch.setenv(block.DESCENDING_ENV, "1")
+        np.testing.assert_array_equal(_compile(build, shapes)(*inputs)[0], got)
+    for batch in (0, 1, 7):  # parts past the end of a short batch add nothing
+        small = [a[:batch] for a in inputs]
+        np.testing.assert_allclose(compiled(*small)[0], 1 - 0.1 * (small[0].T.astype(np.float64) @ small[1]),
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_a_conv_filter_gradient_splits_over_the_batch_pixels():
+    def build(x, w):
+        y = tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
+        return tf.gradients(tf.reduce_sum(y * y), [w])
+
+    shapes = [[None, 10, 10, 8], [3, 3, 8, 64]]
+    compiled = _compile(build, shapes)
+    # the filter gradient: [8*3*3, 64] in 64 x 64 tiles (2), times 32 parts of the s0*100 pixels
+    assert (gemm.THREADS, str(2 * gemm.MAX_SPLIT)) in _launch_list(compiled)
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((4, 10, 10, 8)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 8, 64)).astype(np.float32)
+    np.testing.assert_allclose(compiled(x, w)[0], _cpu_result(build, shapes, [x, w]), rtol=2e-4, atol=2e-3)
+
+
+def test_how_many_parts():
+    from tfc import ir as tfc_ir
+
+    def dot(m, n, k):
+        text = func(f"(%a: f32[{k},{m}], %b: f32[{k},{n}]) -> (f32[{m},{n}])",
+                    f'%0 = dot %a, %b {{contract=[[0], [0]]}} : f32[{m},{n}]', "return %0")
+        return next(op for op in tfc_ir.parse(text).functions["main"].body.ops if op.name == "dot")
+
+    assert gemm.split_count(dot(784, 512, "s0")) == -(-gemm.TARGET_BLOCKS // 28)  # 7 x 4 tiles, any batch
+    assert gemm.split_count(dot("s1", 512, "s0")) == 1  # tiles unknown: as many as rows
+    assert gemm.split_count(dot(784, 512, 256)) == 256 // (8 * gemm.MIN_PART_TILES)  # a short contraction
+    assert gemm.split_count(dot(2048, 2048, 4096)) == 1  # 256 tiles fill the GPU

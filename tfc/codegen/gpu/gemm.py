@@ -23,6 +23,14 @@ not depend on the tile shape or the grid. Tiles (BM x BN x BK, TM x TN per threa
 128 x 128 x 8 (8 x 8); 64 x 64 x 16 (4 x 4) when M or N is under 128; 128 x 32 x 8
 (8 x 2) when N is under 64. Shared memory rows are padded by 4 elements.
 
+A product with few output tiles and a long contraction (a weight gradient summed over the
+batch, a conv's filter gradient over every pixel) would leave most of the GPU idle, so its
+k-tiles are split (``split_count``): each of ``parts`` blocks per tile sums a contiguous
+range of them into a partial tile (raw, in a scratch buffer of the run), and a second
+launch, an item per output element, adds the parts in order and applies the epilogue. The
+order is fixed by the part count, so results still do not depend on the grid (they differ
+in rounding from the unsplit order).
+
 A conv (one feature group; any strides, padding, dilations) is the GEMM of M = output
 pixels, N = output channels and K = window taps x input channels: A[m, kk] is the input
 under pixel m's window (computed from the indices while loading: no im2col buffer), and
@@ -40,7 +48,7 @@ from tfc.ir.dims import dim_ceildiv, dim_mul, dims_product
 
 from . import block
 from ..llvm_util import const_i64, counted_loop, if_then, storage_type
-from .contraction import _DirectConv, _TiledDot
+from .contraction import _Contraction, _DirectConv, _TiledDot
 
 THREADS = 256
 GRID = 16  # threads per row and per column of the block's 16 x 16 grid
@@ -49,6 +57,9 @@ LARGE = (128, 128, 8, 8, 8)  # BM, BN, BK, TM, TN
 SMALL = (64, 64, 16, 4, 4)
 NARROW = (128, 32, 8, 8, 2)  # 32 to 63 columns (a layer of 32 channels)
 MIN_ROWS, MIN_COLUMNS = 64, 32
+TARGET_BLOCKS = 256  # blocks that fill a large GPU (132 SMs x 2 resident blocks of 256 threads)
+MAX_SPLIT = 32  # parts of a split contraction
+MIN_PART_TILES = 8  # k-tiles of a part at least (when K is known)
 
 
 def applies(core: ir.Operation) -> bool:
@@ -93,18 +104,49 @@ def tiles(core: ir.Operation) -> tuple:
     return SMALL if small else LARGE
 
 
+def split_count(core: ir.Operation) -> int:
+    """Parts the contraction of ``core`` is split into (1: none). A product with few output
+    tiles and a long contraction (a weight gradient: 784 x 512 summed over the batch; a
+    conv's filter gradient, over every pixel of the batch) would leave most of the GPU idle
+    with a block per tile, so its k-tiles are shared out between up to MAX_SPLIT blocks per
+    tile, towards TARGET_BLOCKS blocks, each part at least MIN_PART_TILES k-tiles deep."""
+    BM, BN, BK = tiles(core)[:3]
+    m, n, k, batch = _conv_sizes(core) if core.name == "conv" else _dot_sizes(core)
+    count = dims_product([batch, dim_ceildiv(m, BM), dim_ceildiv(n, BN)])
+    if not isinstance(count, int) or count >= TARGET_BLOCKS:
+        return 1
+    parts = min(MAX_SPLIT, -(-TARGET_BLOCKS // count))
+    if isinstance(k, int):
+        parts = min(parts, k // (BK * MIN_PART_TILES))
+    return max(1, parts)
+
+
 def emit(program, index: int, op: ir.Operation, core: ir.Operation, root, leaves: dict) -> None:
     shape = tiles(core)
     BM, BN = shape[0], shape[1]
     m, n, k, batch = _conv_sizes(core) if core.name == "conv" else _dot_sizes(core)
-    items = dims_product([batch, dim_ceildiv(m, BM), dim_ceildiv(n, BN)])
+    parts = split_count(core)
+    items = dims_product([batch, dim_ceildiv(m, BM), dim_ceildiv(n, BN), parts])
     kind = _SharedTiledConv if core.name == "conv" else _SharedTiledDot
+    values = [op.result] + list(op.operands)
+    partials = None
+    if parts > 1:
+        from tfc.passes.buffer_assign import value_bytes
+
+        partials = program.scratch_buffer(value_bytes(core.result.type) * parts)
 
     def describe(cooperative: block.Block) -> None:
         kernel = cooperative.k
-        kind(kernel, core, root, leaves, kernel.pointer(op.result), cooperative, shape).emit()
+        tiled = kind(kernel, core, root, leaves, kernel.pointer(op.result), cooperative, shape)
+        tiled.split_contraction(parts, None if partials is None else kernel.param(partials))
+        tiled.emit()
 
-    block.emit(program, op, [op.result] + list(op.operands), index, THREADS, items, dim_mul(BM * BN, k), describe)
+    extra = () if partials is None else (partials,)
+    block.emit(program, op, values, index, THREADS, items, dim_mul(BM * BN, k), describe, extra=extra)
+    if partials is not None:
+        kernel, params = program.new_kernel(op, values, extra=extra)
+        _PartialSums(kernel, core, root, leaves, kernel.pointer(op.result), parts, kernel.param(partials)).emit()
+        program.call_kernel(kernel, params, index)
 
 
 class _BlockTiles:
@@ -121,6 +163,14 @@ class _BlockTiles:
         self.BM, self.BN, self.BK, self.TM, self.TN = shape
         # Which operand dim is contiguous decides how the threads spread over a slice.
         self.lhs_k_inner, self.rhs_k_inner = lhs_k_inner, rhs_k_inner
+        self.parts, self.partials = 1, None
+
+    def split_contraction(self, parts: int, partials) -> None:
+        """Compute part ``item % parts`` of the k-tiles into ``partials`` (raw i8* scratch:
+        ``[parts, outputs]``), no epilogue, instead of whole tiles (``parts == 1``)."""
+        self.parts = parts
+        if partials is not None:
+            self.partials = self.k.pro.bitcast(partials, storage_type(self.elem).as_pointer())
 
     def emit(self) -> None:
         k, b, cooperative = self.k, self.k.b, self.block
@@ -135,17 +185,22 @@ class _BlockTiles:
         acc = cooperative.private(element, TM * TN)
 
         item = cooperative.item
+        part, item = b.srem(item, const_i64(self.parts)), b.sdiv(item, const_i64(self.parts))
         nt = b.srem(item, NT)
         rest = b.sdiv(item, NT)
         mt, batch = b.srem(rest, MT), b.sdiv(rest, MT)
         m0, n0 = b.mul(mt, const_i64(BM)), b.mul(nt, const_i64(BN))
         self.start(batch)
         zero = k.scalar.constant(0, self.elem)
+        depth = k.pro.sdiv(k.pro.add(KT, const_i64(self.parts - 1)), const_i64(self.parts))  # k-tiles per part
+        first = b.mul(part, depth)
+        last = b.add(first, depth)
+        last = b.select(b.icmp_signed("<", last, KT), last, KT)
 
         with cooperative.phase() as tid:
             for slot in range(TM * TN):
                 b.store(zero, acc.at(tid, slot))
-        with cooperative.uniform_loop(0, KT, "kt") as kt:
+        with cooperative.uniform_loop(first, last, "kt") as kt:
             k0 = b.mul(kt, const_i64(BK))
             with cooperative.phase() as tid:
                 self.load_slice(tid, m0, k0, M, K, BM, self.lhs_k_inner, self.lhs_address, self.lhs, a_tile)
@@ -161,7 +216,7 @@ class _BlockTiles:
                         for j, y in enumerate(ys):
                             self.multiply_add(acc.at(tid, i * TN + j), x, y)
         with cooperative.phase() as tid:
-            self.store_tile(tid, acc, m0, n0, M, N)
+            self.store_tile(tid, acc, m0, n0, M, N, part)
 
     def load_slice(self, tid, first, k0, extent, K, span: int, k_inner: bool, address, operand, tile) -> None:
         """Copy the operand's ``span x BK`` slice at (first, k0) into the k-major ``tile``;
@@ -180,8 +235,11 @@ class _BlockTiles:
             b.store(b.select(inside, value, self.k.scalar.constant(0, self.elem)),
                     b.gep(tile, [b.add(b.mul(c, const_i64(span + PAD)), position)]))
 
-    def store_tile(self, tid, acc, m0, n0, M, N) -> None:
+    def store_tile(self, tid, acc, m0, n0, M, N, part) -> None:
+        """Each output of the thread: through the epilogue, or (split) raw into its part's
+        row of the partials."""
         b = self.k.b
+        outputs = self.k.numel(self.core.result.type)
         ty, tx = b.udiv(tid, const_i64(GRID)), b.urem(tid, const_i64(GRID))
         for i in range(self.TM):
             m = b.add(m0, b.add(ty, const_i64(GRID * i)))
@@ -190,7 +248,33 @@ class _BlockTiles:
                     n = b.add(n0, b.add(tx, const_i64(GRID * j)))
                     with if_then(b, b.icmp_signed("<", n, N), "col"):
                         multi, linear = self.output(m, n)
-                        self.store(acc.at(tid, i * self.TN + j), multi, linear)
+                        if self.partials is None:
+                            self.store(acc.at(tid, i * self.TN + j), multi, linear)
+                        else:
+                            target = b.gep(self.partials, [b.add(b.mul(part, outputs), linear)])
+                            b.store(b.load(acc.at(tid, i * self.TN + j)), target)
+
+
+class _PartialSums(_Contraction):
+    """The second launch of a split contraction: an item per output element sums its
+    ``parts`` partials in part order and applies the epilogue (``_Contraction.store``)."""
+
+    def __init__(self, kernel, core, root, leaves, out, parts: int, partials):
+        super().__init__(kernel, core, root, leaves, out)
+        self.parts = parts
+        self.partials = kernel.pro.bitcast(partials, storage_type(self.elem).as_pointer())
+
+    def emit(self) -> None:
+        k, b = self.k, self.k.b
+        outputs = k.numel(self.core.result.type)
+        slot = self.accumulators(1)[0]
+        begin, end = k.parallel_range(self.core.result.type.num_elements, self.parts)
+        with counted_loop(b, begin, end, "e") as e:
+            total = b.load(b.gep(self.partials, [e]))
+            for part in range(1, self.parts):
+                total = b.fadd(total, b.load(b.gep(self.partials, [b.add(e, b.mul(const_i64(part), outputs))])))
+            b.store(total, slot)
+            self.store(slot, k.delinearize(e, self.out_shape), e)
 
 
 class _SharedTiledDot(_BlockTiles, _TiledDot):
