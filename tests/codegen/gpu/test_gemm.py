@@ -244,3 +244,25 @@ def test_how_many_parts():
     assert gemm.split_count(dot("s1", 512, "s0")) == 1  # tiles unknown: as many as rows
     assert gemm.split_count(dot(784, 512, 256)) == 256 // (8 * gemm.MIN_PART_TILES)  # a short contraction
     assert gemm.split_count(dot(2048, 2048, 4096)) == 1  # 256 tiles fill the GPU
+
+
+def test_half_precision_accumulates_in_f32(monkeypatch):
+    """f16 operands widen to f32 in shared memory; sums round once: the item kernel's bits,
+    and for a split contraction the parts add in f32."""
+    shapes = [[None, 96], [96, 80]]
+    compiled = _compile(_dense, shapes, tf.float16)
+    assert _dot_blocks(compiled) == [gemm.THREADS]
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((70, 96)).astype(np.float16)
+    w = rng.standard_normal((96, 80)).astype(np.float16)
+    (got,) = compiled(x, w)
+    assert got.dtype == np.float16
+    want = np.maximum(x.astype(np.float64) @ w + np.arange(80) * 0.25, 0)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-2)
+    np.testing.assert_array_equal(got, _item_kernel_result(monkeypatch, _dense, shapes, [x, w], tf.float16)[0])
+    gradient = _compile(lambda a, b: [tf.matmul(a, b, transpose_a=True)], [[None, 130], [None, 140]], tf.float16)
+    assert [extent for _, extent in _launch_list(gradient)] == [str(4 * gemm.MAX_SPLIT), str(130 * 140)]
+    a = rng.standard_normal((500, 130)).astype(np.float16)
+    b = rng.standard_normal((500, 140)).astype(np.float16)
+    np.testing.assert_allclose(gradient(a, b)[0].astype(np.float64), a.T.astype(np.float64) @ b, rtol=3e-3,
+                               atol=5e-2)

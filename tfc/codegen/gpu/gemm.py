@@ -36,8 +36,11 @@ pixels, N = output channels and K = window taps x input channels: A[m, kk] is th
 under pixel m's window (computed from the indices while loading: no im2col buffer), and
 the filter is already the row-major ``[K, N]`` matrix B.
 
-Applies to f32 and f64 dots with one contracting dim on each side and such convs, with
-M >= 64 and N >= 32 (or unknown while compiling). Others keep the item kernels.
+Applies to f16, f32 and f64 dots with one contracting dim on each side and such convs,
+with M >= 64 and N >= 32 (or unknown while compiling). f16 operands are widened to f32 as
+they are loaded into shared memory; the sums are f32 (the partials of a split too) and
+round once to f16 when stored, as the item kernels and the evaluator do. Others keep the
+item kernels.
 """
 from __future__ import annotations
 
@@ -47,7 +50,7 @@ from tfc import ir
 from tfc.ir.dims import dim_ceildiv, dim_mul, dims_product
 
 from . import block
-from ..llvm_util import const_i64, counted_loop, if_then, storage_type
+from ..llvm_util import const_i64, counted_loop, if_then, register_type
 from .contraction import _Contraction, _DirectConv, _TiledDot
 
 THREADS = 256
@@ -63,7 +66,7 @@ MIN_PART_TILES = 8  # k-tiles of a part at least (when K is known)
 
 
 def applies(core: ir.Operation) -> bool:
-    if core.result.type.elem not in (ir.ElemType.F32, ir.ElemType.F64):
+    if core.result.type.elem not in (ir.ElemType.F16, ir.ElemType.F32, ir.ElemType.F64):
         return False
     if core.name == "conv":
         return core.attrs.get("groups", 1) == 1 and _large(_conv_sizes(core)[:2])
@@ -133,7 +136,8 @@ def emit(program, index: int, op: ir.Operation, core: ir.Operation, root, leaves
     if parts > 1:
         from tfc.passes.buffer_assign import value_bytes
 
-        partials = program.scratch_buffer(value_bytes(core.result.type) * parts)
+        wide = ir.ElemType.F32 if core.result.type.elem is ir.ElemType.F16 else core.result.type.elem
+        partials = program.scratch_buffer(value_bytes(core.result.type.with_elem(wide)) * parts)
 
     def describe(cooperative: block.Block) -> None:
         kernel = cooperative.k
@@ -170,7 +174,7 @@ class _BlockTiles:
         ``[parts, outputs]``), no epilogue, instead of whole tiles (``parts == 1``)."""
         self.parts = parts
         if partials is not None:
-            self.partials = self.k.pro.bitcast(partials, storage_type(self.elem).as_pointer())
+            self.partials = self.k.pro.bitcast(partials, register_type(self.elem).as_pointer())
 
     def emit(self) -> None:
         k, b, cooperative = self.k, self.k.b, self.block
@@ -179,7 +183,7 @@ class _BlockTiles:
         MT = k.pro.sdiv(k.pro.add(M, const_i64(BM - 1)), const_i64(BM))
         NT = k.pro.sdiv(k.pro.add(N, const_i64(BN - 1)), const_i64(BN))
         KT = k.pro.sdiv(k.pro.add(K, const_i64(BK - 1)), const_i64(BK))
-        element = storage_type(self.elem)
+        element = register_type(self.elem)  # f16 widened to f32 when loaded
         a_tile = cooperative.shared(element, BK * (BM + PAD))
         b_tile = cooperative.shared(element, BK * (BN + PAD))
         acc = cooperative.private(element, TM * TN)
@@ -262,7 +266,7 @@ class _PartialSums(_Contraction):
     def __init__(self, kernel, core, root, leaves, out, parts: int, partials):
         super().__init__(kernel, core, root, leaves, out)
         self.parts = parts
-        self.partials = kernel.pro.bitcast(partials, storage_type(self.elem).as_pointer())
+        self.partials = kernel.pro.bitcast(partials, register_type(self.elem).as_pointer())
 
     def emit(self) -> None:
         k, b = self.k, self.k.b
