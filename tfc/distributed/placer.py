@@ -64,7 +64,8 @@ def _has_task_fields(spec: DeviceSpec) -> bool:
     return any(getattr(spec, f) is not None for f in _TASK_FIELDS)
 
 
-def _find(group: _Group) -> _Group:
+def find_root(group):
+    """The root of ``group``'s union-find tree (any object with a ``parent``), compressing the path."""
     root = group
     while root.parent is not root:
         root = root.parent
@@ -128,7 +129,7 @@ def place(ops, graph, task, soft: bool = False) -> dict:
         return found
 
     def union(a: _Group, b: _Group, ref_edge: bool = False, flow: bool = False) -> None:
-        ra, rb = _find(a), _find(b)
+        ra, rb = find_root(a), find_root(b)
         if ra is rb:
             return
         field = _conflict(ra.spec, rb.spec)
@@ -190,7 +191,7 @@ def place(ops, graph, task, soft: bool = False) -> dict:
     out = {}
     resolved: dict = {}
     for op in ops:
-        root = _find(groups[op])
+        root = find_root(groups[op])
         where = resolved.get(root)
         if where is None:
             where = resolved[root] = _resolve(root, task, soft)

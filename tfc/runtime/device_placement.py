@@ -25,6 +25,7 @@ The in-process counterpart of tfc/distributed/placer.py (which places ops on tas
 from __future__ import annotations
 
 from tfc.frontend import dtypes, errors
+from tfc.distributed.placer import find_root
 from tfc.frontend.device import DeviceSpec, full_device_name
 
 CPU, GPU = "CPU", "GPU"
@@ -95,15 +96,6 @@ class _Group:
         self.requested_by = op if request is not None else None
 
 
-def _find(group: _Group) -> _Group:
-    root = group
-    while root.parent is not root:
-        root = root.parent
-    while group.parent is not root:
-        group.parent, group = root, group.parent
-    return root
-
-
 def place(ops, gpus: int, soft: bool) -> dict:
     """{op: CPU or GPU} for a step's ``ops`` (topological) with ``gpus`` GPUs."""
     requests = {op: requested(op, gpus, soft) for op in ops}
@@ -114,7 +106,7 @@ def place(ops, gpus: int, soft: bool) -> dict:
     groups = {op: _Group(op, requests[op]) for op in ops}
 
     def union(a: _Group, b: _Group, ref_edge: bool = False, flow: bool = False) -> None:
-        ra, rb = _find(a), _find(b)
+        ra, rb = find_root(a), find_root(b)
         if ra is rb:
             return
         if ra.request is not None and rb.request is not None and ra.request != rb.request:
@@ -168,7 +160,7 @@ def place(ops, gpus: int, soft: bool) -> dict:
     resolved: dict = {}
     out = {}
     for op in ops:
-        root = _find(groups[op])
+        root = find_root(groups[op])
         device = resolved.get(root)
         if device is None:
             device = resolved[root] = _resolve(root, soft, inside)

@@ -269,25 +269,7 @@ def test_allow_growth_false_without_a_limit_reserves_nearly_all_memory():
 def test_allow_growth_false_concurrent_allocate_and_release():
     drv = FakeDriver(capacity=1 << 30)
     alloc = CachingAllocator(drv, memory_limit=1 << 20, allow_growth=False)
-    failures = []
-
-    def work():
-        try:
-            for i in range(200):
-                bufs = [alloc.allocate(256 * (1 + (i + j) % 7)) for j in range(4)]
-                spans = sorted((b.ptr, b.ptr + b.size) for b in bufs)
-                assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
-                for b in bufs:
-                    b.release()
-        except Exception as exc:  # pragma: no cover - reported below
-            failures.append(exc)
-
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not failures
+    _hammer(alloc, threads=4, rounds=200, disjoint=True)
     s = alloc.stats()
     assert (s["in_use"], s["cached"], s["driver_allocations"]) == (0, 1 << 20, 1)
     assert alloc.allocate(1 << 20).ptr == next(iter(drv.live))  # everything merged back
@@ -319,26 +301,35 @@ def test_from_gpu_options():
     assert from_gpu_options(drv).memory_limit is None
 
 
-def test_concurrent_allocate_and_release():
-    drv = FakeDriver(capacity=1 << 30)
-    alloc = CachingAllocator(drv)
+def _hammer(alloc, threads: int, rounds: int, disjoint: bool) -> None:
+    """``threads`` threads each allocate 4 buffers and release them, ``rounds`` times
+    (``disjoint``: checking the 4 never overlap); no thread may fail."""
     failures = []
 
     def work():
         try:
-            for i in range(300):
+            for i in range(rounds):
                 bufs = [alloc.allocate(256 * (1 + (i + j) % 7)) for j in range(4)]
+                if disjoint:
+                    spans = sorted((b.ptr, b.ptr + b.size) for b in bufs)
+                    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
                 for b in bufs:
                     b.release()
         except Exception as exc:  # pragma: no cover - reported below
             failures.append(exc)
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for t in workers:
         t.start()
-    for t in threads:
+    for t in workers:
         t.join()
     assert not failures
+
+
+def test_concurrent_allocate_and_release():
+    drv = FakeDriver(capacity=1 << 30)
+    alloc = CachingAllocator(drv)
+    _hammer(alloc, threads=8, rounds=300, disjoint=False)
     s = alloc.stats()
     assert s["in_use"] == 0 and s["allocations"] == 8 * 300 * 4
     assert s["cached"] == sum(drv.live.values())  # every live driver block is in the cache
