@@ -184,8 +184,48 @@ def mlp_train():
     return [x, labels], graph, jax_fn, None, 0
 
 
+def cnn_train():
+    """One SGD step of the CNN above (batch 256, softmax cross entropy): the conv and dense
+    layers' weight gradients are the split contractions of gpu/gemm.py."""
+    rng = _rng()
+    x = rng.standard_normal((256, 28, 28, 1)).astype(np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 256)]
+    initial = [(rng.standard_normal((5, 5, 1, 32)) * 0.2).astype(np.float32),
+               (rng.standard_normal((5, 5, 32, 64)) * 0.05).astype(np.float32),
+               (rng.standard_normal((7 * 7 * 64, 10)) * 0.01).astype(np.float32)]
+
+    def graph(tf):
+        t = tf.placeholder(tf.float32, [None, 28, 28, 1], name="x")
+        y = tf.placeholder(tf.float32, [None, 10], name="y")
+        w1, w2, wd = [tf.Variable(w, name=f"w{i}") for i, w in enumerate(initial)]
+        h = t
+        for w in (w1, w2):
+            h = tf.nn.max_pool(tf.nn.relu(tf.nn.conv2d(h, w, [1, 1, 1, 1], "SAME")), [1, 2, 2, 1], [1, 2, 2, 1],
+                               "SAME")
+        logits = tf.matmul(tf.reshape(h, [-1, 7 * 7 * 64]), wd)
+        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=logits))
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        return [t, y], (loss, train)
+
+    def jax_fn(jnp, jax, x, y):
+        def loss_fn(ws):
+            h = x
+            for w in ws[:2]:
+                h = jax.lax.conv_general_dilated(h, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                                 precision="highest")
+                h = jax.lax.reduce_window(jax.nn.relu(h), -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "SAME")
+            logits = jnp.dot(h.reshape(-1, 7 * 7 * 64), ws[2], precision="highest")
+            return jnp.mean(-jnp.sum(y * jax.nn.log_softmax(logits), axis=1))
+
+        ws = [jnp.asarray(w) for w in initial]
+        loss, grads = jax.value_and_grad(loss_fn)(ws)
+        return loss, [w - 0.1 * g for w, g in zip(ws, grads)]
+
+    return [x, labels], graph, jax_fn, None, 0
+
+
 WORKLOADS = {"elementwise": elementwise, "layernorm": layernorm, "mlp": mlp, "matmul": matmul, "cnn": cnn,
-             "mlp_train": mlp_train}
+             "mlp_train": mlp_train, "cnn_train": cnn_train}
 
 
 def _copy_bandwidth(driver) -> float:
