@@ -55,9 +55,10 @@ def test_a_transpose_keeping_the_innermost_dim_stays_a_thread_per_element():
 
 @pytest.mark.skipif(ptx_module.ptxas_path() is None or ptx_module.libdevice_path() is None,
                     reason="ptxas or libdevice is not installed")
-def test_the_tiled_transpose_assembles():
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_the_tiled_transpose_assembles(arch):
     result = _compiled(_program("f16", "[s0,s1]", [1, 0], "[s1,s0]"))
     program = result.program
-    text = ptx_module.compile_ptx(program.module_text("ptx"), program.kernels, "sm_90")
+    text = ptx_module.compile_ptx(program.module_text("ptx"), program.kernels, arch)
     assert "st.shared.b16" in text and "ld.shared.b16" in text and "bar.sync" in text
-    assert ptx_module.assemble(text, "sm_90")[:4] == b"\x7fELF"
+    assert ptx_module.assemble(text, arch)[:4] == b"\x7fELF"
