@@ -111,7 +111,7 @@ UNIT_PHASES = (("unit_parse", "parse + verify (thread s)"), ("unit_opt", "optimi
 def compile_module(module: ir.Module, dump: Optional[Callable] = None, constraints=(), source_ops=None,
                    op_names=None, native: bool = True, profile: bool = False,
                    verify: Optional[str] = None, target: str = "cpu", arch: Optional[str] = None,
-                   emulate: bool = False, precision: str = "f32") -> CompileResult:
+                   emulate: bool = False, precision: str = "f32", device_ordinal: int = 0) -> CompileResult:
     """Optimise ``module`` in place and compile its ``main`` to native code.
 
     ``native=False`` stops after the passes (for IR dumps): no executable. ``profile``: the
@@ -121,7 +121,8 @@ def compile_module(module: ir.Module, dump: Optional[Callable] = None, constrain
 
     ``target="cuda"``: a GPU program (tfc/codegen/gpu) for ``arch`` (default: the device's,
     else sm_80) whose executable runs on the CUDA device (raising NoCudaDevice when there
-    is none), or with ``emulate=True`` on the host emulation of its thread grids.
+    is none), or with ``emulate=True`` on the host emulation of its thread grids;
+    ``device_ordinal``: the GPU it runs on (its driver, allocator or emulated device).
 
     ``precision``: "f32" (default) or "bf16": the operands of every f32 dot/conv are
     rounded to bfloat16 and the products accumulated in f32 (tfc/codegen/bf16.py; there
@@ -137,22 +138,22 @@ def compile_module(module: ir.Module, dump: Optional[Callable] = None, constrain
     with gc_paused():
         if target == "cuda":
             return _compile_cuda(module, dump, constraints, source_ops, op_names, native, verify, arch, emulate,
-                                 precision)
+                                 precision, device_ordinal)
         return _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify, precision)
 
 
-def default_arch() -> str:
-    """The CUDA architecture of the device when there is one, else sm_80."""
+def default_arch(ordinal: int = 0) -> str:
+    """The CUDA architecture of GPU ``ordinal`` when there is one, else sm_80."""
     from tfc.runtime.cuda import available, driver
 
     if available():
-        major, minor = driver().compute_capability()
+        major, minor = (driver(ordinal) if ordinal else driver()).compute_capability()
         return f"sm_{major}{minor}"
     return "sm_80"
 
 
 def _compile_cuda(module, dump, constraints, source_ops, op_names, native, verify, arch, emulate,
-                  precision="f32") -> CompileResult:
+                  precision="f32", ordinal=0) -> CompileResult:
     from tfc.codegen.gpu.program import GpuProgram
     from tfc.codegen.gpu.ptx import compile_ptx
     from tfc.passes.fusion import Fusion
@@ -164,7 +165,7 @@ def _compile_cuda(module, dump, constraints, source_ops, op_names, native, verif
     report = PassManager(pipeline, verify=verify or default_verify(), dump=dump).run(module)
     timings = {"passes": time.perf_counter() - start}
     fusion = next((p for p in pipeline if isinstance(p, Fusion)), None)
-    arch = arch or default_arch()
+    arch = arch or default_arch(ordinal)
     if not native:
         return CompileResult(module, None, report, None, timings, fusion, target="cuda", arch=arch)
     function = module.main
@@ -175,14 +176,14 @@ def _compile_cuda(module, dump, constraints, source_ops, op_names, native, verif
     result = CompileResult(module, None, report, program, timings, fusion, target="cuda", arch=arch)
     start = time.perf_counter()
     if emulate:
-        device = emulated_device(program.module_text("host"), program.kernels)
+        device = emulated_device(program.module_text("host"), program.kernels, ordinal)
         timings["llvm_codegen"] = time.perf_counter() - start
     else:
         ptx = result._ptx = compile_ptx(program.module_text("ptx"), program.kernels, arch)
         timings["ptx"] = time.perf_counter() - start
 
         def device():
-            return CudaDevice(ptx, program.kernels)
+            return CudaDevice(ptx, program.kernels, ordinal=ordinal)
 
     names = op_names or [_op_label(op) for op in program.indexed_ops]
     result.executable = gpu_executable(function, program, device, names, constraints, source_ops)

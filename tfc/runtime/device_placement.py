@@ -1,17 +1,18 @@
-"""Placing a local step's ops on the session's devices (the CPU and /gpu:0), by TF's rules.
+"""Placing a local step's ops on the session's devices (the CPU and the GPUs), by TF's rules.
 
 The in-process counterpart of tfc/distributed/placer.py (which places ops on tasks):
 
 - an op's requested device (``tf.device``) must exist: a GPU the process lacks, or another
   job, is TF's "Cannot assign a device" InvalidArgumentError listing the devices there
   are, unless ``allow_soft_placement`` (then the op goes to the CPU);
-- ops without a requested device go to the GPU when the step has an op on it (TF puts
-  them on the highest-priority device), else to the CPU; a step with no op on the GPU is
-  placed wholly on the CPU without further ado;
+- an op on /gpu:i runs on GPU i; ops without a requested device go to GPU 0 when the
+  step has an op on a GPU (TF puts them on the highest-priority device), else to the
+  CPU; a step with no op on a GPU is placed wholly on the CPU without further ado;
 - colocation groups (``_class`` attrs, ``tf.colocate_with``) are placed together; an op
   consuming a ref (Assign, ApplyGradientDescent, a variable's ``read`` Identity...) or a
   resource handle goes where the ref's producer (the variable) is, its own request
-  dropped (TF's ColocateResourceOrRefEdge);
+  dropped (TF's ColocateResourceOrRefEdge); a colocation group asking for two devices is
+  TF's "Cannot colocate nodes" error (incompatible types, or ids for two GPUs);
 - a tf.cond (its Switches, branches and Merges) and a while loop (the ops of its frame)
   go to one device: that of the variables they use, else of their first op (tfc's device
   stages exchange plain tensors, not dead ones or per-iteration frames);
@@ -20,7 +21,8 @@ The in-process counterpart of tfc/distributed/placer.py (which places ops on tas
   the program) has none. Explicitly on the GPU, such an op is TF's "Could not satisfy
   explicit device specification" error unless ``allow_soft_placement``.
 
-``place(ops, gpus, soft)`` answers {op: "CPU" or "GPU"}; ``full_name`` gives TF's name.
+``place(ops, gpus, soft)`` answers {op: device}: "CPU", "GPU" (GPU 0) or "GPU:i" (GPU i,
+i > 0: ``gpu(i)``, ``gpu_index``); ``full_name`` gives TF's name.
 """
 from __future__ import annotations
 
@@ -28,13 +30,27 @@ from tfc.frontend import dtypes, errors
 from tfc.distributed.placer import find_root
 from tfc.frontend.device import DeviceSpec, full_device_name
 
-CPU, GPU = "CPU", "GPU"
+CPU, GPU = "CPU", "GPU"  # GPU: GPU 0; GPU i > 0 is "GPU:i"
 _STATE_OPS = ("VariableV2", "Variable", "VarHandleOp", "TemporaryVariable", "AutoReloadVariable")
 
 
+def gpu(index: int) -> str:
+    """The placed device of GPU ``index``."""
+    return GPU if index == 0 else f"GPU:{index}"
+
+
+def is_gpu(device) -> bool:
+    return device is not None and device.startswith(GPU)
+
+
+def gpu_index(device: str) -> int:
+    """The ordinal of a placed GPU device ("GPU" -> 0, "GPU:i" -> i)."""
+    return 0 if device == GPU else int(device[4:])
+
+
 def full_name(device: str) -> str:
-    """TF's full name of a placed device ("CPU" or "GPU")."""
-    return gpu_name(0) if device == GPU else full_device_name("")
+    """TF's full name of a placed device ("CPU", "GPU" or "GPU:i")."""
+    return gpu_name(gpu_index(device)) if is_gpu(device) else full_device_name("")
 
 
 def gpu_name(index: int) -> str:
@@ -58,7 +74,7 @@ def has_gpu_kernel(op, inside_flow: bool) -> bool:
 
 
 def requested(op, gpus: int, soft: bool):
-    """The device ``op`` asks for: CPU, GPU or None (no request); raises TF's error for a
+    """The device ``op`` asks for: CPU, gpu(i) or None (no request); raises TF's error for a
     device that does not exist (the CPU instead under soft placement)."""
     spec = DeviceSpec.from_string(op.device)
     on_gpu = spec.device_type == "GPU" and (spec.device_index or 0) < gpus
@@ -72,7 +88,7 @@ def requested(op, gpus: int, soft: bool):
                           "device specification refers to a valid device.")
         return CPU
     if on_gpu:
-        return GPU
+        return gpu(spec.device_index or 0)
     return None if spec.device_type is None else CPU
 
 
@@ -97,9 +113,9 @@ class _Group:
 
 
 def place(ops, gpus: int, soft: bool) -> dict:
-    """{op: CPU or GPU} for a step's ``ops`` (topological) with ``gpus`` GPUs."""
+    """{op: CPU, GPU or GPU:i} for a step's ``ops`` (topological) with ``gpus`` GPUs."""
     requests = {op: requested(op, gpus, soft) for op in ops}
-    if not any(r == GPU for r in requests.values()):
+    if not any(is_gpu(r) for r in requests.values()):
         return dict.fromkeys(ops, CPU)
     from tfc.distributed.placer import inside_control_flow, ref_input_positions
 
@@ -123,10 +139,11 @@ def place(ops, gpus: int, soft: bool) -> dict:
                 rb.request = ra.request
             else:
                 first, second = ra.requested_by or ra.members[0], rb.requested_by or rb.members[0]
+                what = "ids" if is_gpu(ra.request) and is_gpu(rb.request) else "types"
                 raise errors.InvalidArgumentError(
                     None, second, f"Cannot colocate nodes {{{{colocation_node {first.name}}}}} and "
                                   f"{{{{colocation_node {second.name}}}}}: Cannot merge devices with incompatible "
-                                  f"types: '{first.device}' and '{second.device}'")
+                                  f"{what}: '{first.device}' and '{second.device}'")
         rb.parent = ra
         if ra.request is None:
             ra.request = rb.request
@@ -171,8 +188,8 @@ def place(ops, gpus: int, soft: bool) -> dict:
 def _resolve(root: _Group, soft: bool, inside: set) -> str:
     lacking = next((op for op in root.members if not has_gpu_kernel(op, op in inside)), None)
     if lacking is None:
-        return root.request or GPU  # no request: the GPU, as TF places ops when there is one
-    if root.request == GPU and not soft:
+        return root.request or GPU  # no request: GPU 0, as TF places ops when there is a GPU
+    if is_gpu(root.request) and not soft:
         op = root.requested_by or lacking
         raise errors.InvalidArgumentError(
             None, lacking, f"Cannot assign a device for operation {lacking.name}: Could not satisfy explicit device "

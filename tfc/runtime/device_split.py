@@ -1,27 +1,32 @@
-"""A session step split between the CPU and the GPU: device stages run in order.
+"""A session step split between devices (the CPU, GPU 0, GPU 1, ...): device stages run in order.
 
 When the ops of a step (its compiled part: host ops run around it as usual) are placed on
-both devices (tfc/runtime/device_placement.py), the step becomes a ``SplitStep``:
+several devices, or wholly on a GPU other than GPU 0 (tfc/runtime/device_placement.py),
+the step becomes a ``SplitStep``:
 
 - *free* ops are not placed in a stage: constants (a Const without control inputs) and
   variables (their ops, and ops that only forward their refs) are used again by every
   stage that needs them, so they never cross devices;
-- the other ops go into device stages in a topological order with as few stages as
-  possible: starting with either device (the one giving fewer stages), a stage takes
-  every op of its device whose inputs are ready, then the other device's turn comes
-  (for two devices, taking all that is ready is optimal);
-- each stage is lowered and compiled for its device (``cpu``, or ``cuda``) like a step of
+- the other ops go into device stages in a topological order with few stages: starting
+  with each device in turn (the start giving fewest stages wins), a stage takes every op
+  of its device whose inputs are ready, then the next device (in the order CPU, GPU 0,
+  GPU 1, ...) with ready ops has its turn (for two devices, taking all that is ready is
+  optimal; towers on several GPUs become one stage per GPU);
+- each stage is lowered and compiled for its device (``cpu``, or ``cuda`` for its GPU: the
+  program's device is that ordinal's) like a step of
   its own: fed the step's feeds it reads and the tensors it reads from earlier stages,
   fetching the step's fetches it computes and the tensors later stages read; the ops of
   earlier stages count as run (a control dependency on one is met); a stage is compiled
   at its first run, for the shapes (which dims are 1) of what it is fed;
 - tensors cross devices only at the boundary edges: a CPU stage's tensor a GPU stage
   reads is uploaded once with that stage's arguments, a GPU stage's tensor a CPU stage
-  reads (or a fetch) is downloaded once with its results, and a GPU stage's tensor a
-  later GPU stage reads stays in device memory (the program's output buffer is passed as
-  the later one's argument: no copy). ``stats["device_copies"]`` counts the crossings;
+  or another GPU's stage reads (or a fetch) is downloaded once with its results (and
+  uploaded again by the other GPU's stage: no peer-to-peer copies), and a GPU stage's
+  tensor a later stage on the same GPU reads stays in device memory (the program's output
+  buffer is passed as the later one's argument: no copy). ``stats["device_copies"]``
+  counts the crossings;
 - variables live where their ops are placed: a CPU stage uses the host value, a GPU stage
-  the device copy (tfc/runtime/cuda/variables.py keeps the two in step).
+  its GPU's device copy (tfc/runtime/cuda/variables.py keeps them in step).
 
 A tf.cond or while loop is placed on one device; one whose edges would still cross
 stages (variables on both devices in one loop) is refused naming the edge.
@@ -36,7 +41,7 @@ from typing import Optional
 
 from tfc.frontend import dtypes, errors
 
-from .device_placement import CPU, GPU
+from .device_placement import CPU, GPU, gpu_index, is_gpu
 
 _STATE_OPS = ("VariableV2", "Variable", "VarHandleOp", "TemporaryVariable", "AutoReloadVariable")
 
@@ -63,15 +68,20 @@ def _stateful(op) -> bool:
 
 def step_target(ops, placement: dict) -> str:
     """"cpu", "cuda" or "split": where a step of ``ops`` runs. A step whose placed (not free)
-    ops are all on one device runs there, as one program; with no such ops, on the GPU if
-    any op is there."""
+    ops are all on the CPU or all on GPU 0 runs there, as one program; all on another GPU,
+    as one stage on it ("split"); with no such ops (constants and variables only), on GPU 0
+    if any op is there, else on the CPU (which reads the variables' newest values)."""
     free = free_ops(ops)
     placed = {placement[op] for op in ops if op not in free}
-    if len(placed) > 1:
+    if len(placed) > 1 or (placed and placed != {CPU} and placed != {GPU}):
         return "split"
     if not placed:
         placed = set(placement.values())
     return "cuda" if GPU in placed else "cpu"
+
+
+def _device_order(device: str) -> int:
+    return -1 if device == CPU else gpu_index(device)
 
 
 def _stage_order(ops: list, placement: dict, free: set) -> list:
@@ -84,21 +94,23 @@ def _stage_order(ops: list, placement: dict, free: set) -> list:
 
     preds = {op: {t.op for t in op.inputs if earlier(t.op, op)} | {c for c in op.control_inputs if earlier(c, op)}
              for op in placed}
+    devices = sorted({placement[op] for op in placed}, key=_device_order)
     best = None
-    for first in (CPU, GPU):
+    for first in devices:
         remaining = {op: len(p) for op, p in preds.items()}
         consumers: dict = {op: [] for op in placed}
         for op, p in preds.items():
             for source in p:
                 consumers[source].append(op)
-        ready = {CPU: [], GPU: []}
+        ready = {device: [] for device in devices}
         for op in placed:
             if not remaining[op]:
                 ready[placement[op]].append(op)
-        stages, device, left, idle = [], first, len(placed), 0
+        stages, turn, left, idle = [], devices.index(first), len(placed), 0
         while left:
-            if idle > 2:  # cannot happen on a topological order; never loop forever
+            if idle > len(devices):  # cannot happen on a topological order; never loop forever
                 raise errors.InternalError(None, None, "tfc could not order the step's ops in device stages")
+            device = devices[turn]
             taken = []
             queue = ready[device]
             ready[device] = []
@@ -115,7 +127,7 @@ def _stage_order(ops: list, placement: dict, free: set) -> list:
                 idle = 0
             else:
                 idle += 1
-            device = GPU if device == CPU else CPU
+            turn = (turn + 1) % len(devices)
         if best is None or len(stages) < len(best):
             best = stages
     return best
@@ -123,21 +135,26 @@ def _stage_order(ops: list, placement: dict, free: set) -> list:
 
 @dataclass
 class Stage:
-    device: str  # CPU or GPU
+    device: str  # CPU, GPU (GPU 0) or GPU:i
     ops: list
     inputs: list = field(default_factory=list)  # tensors fed: the step's feeds it reads, then earlier stages'
     fetches: list = field(default_factory=list)  # tensors it computes for later stages and the step's fetches
     targets: list = field(default_factory=list)
     ran: list = field(default_factory=list)  # ops run before it (earlier stages', the host's)
     resident_inputs: set = field(default_factory=set)  # input positions passed in device memory
-    resident_outputs: set = field(default_factory=set)  # fetch positions only later GPU stages read (not downloaded)
-    device_read: set = field(default_factory=set)  # fetch positions a later GPU stage reads in device memory
-    copies: int = 0  # tensors it receives from the other device
+    resident_outputs: set = field(default_factory=set)  # fetch positions only later stages on its GPU read
+    device_read: set = field(default_factory=set)  # fetch positions a later stage on its GPU reads in device memory
+    copies: int = 0  # tensors it receives from another device
     programs: dict = field(default_factory=dict)  # shape key -> CompiledStep
 
     @property
     def target(self) -> str:
-        return "cuda" if self.device == GPU else "cpu"
+        return "cuda" if is_gpu(self.device) else "cpu"
+
+    @property
+    def ordinal(self) -> int:
+        """Its GPU's ordinal (0 for a CPU stage)."""
+        return gpu_index(self.device) if is_gpu(self.device) else 0
 
 
 class SplitStep:
@@ -270,14 +287,14 @@ def build(key, ops: list, placement: dict, fetches: list, targets: list, fed: li
             if producer.device != stage.device:
                 crossings.append((t, producer.device, stage.device))
                 stage.copies += 1
-            elif stage.device == GPU:
+            elif is_gpu(stage.device):  # (the same GPU: the buffer stays in its memory)
                 stage.resident_inputs.add(position)
-        if stage.device == GPU:
+        if is_gpu(stage.device):
             for j, t in enumerate(stage.fetches):
                 later = readers.get(t, ())
-                if any(stages[i].device == GPU for i in later):
+                if any(stages[i].device == stage.device for i in later):
                     stage.device_read.add(j)
-                    if t not in fetch_set and all(stages[i].device == GPU for i in later):
+                    if t not in fetch_set and all(stages[i].device == stage.device for i in later):
                         stage.resident_outputs.add(j)
         # an op of another stage this one would compute again (through an edge no feed cuts) runs twice: refuse
         own = set(stage.ops)
@@ -300,15 +317,15 @@ def _compile_stage(session, split: SplitStep, stage: Stage, arrays: list):
     lowered = lower_graph(stage.fetches, stage.targets, specs, rng_seeds=session._rng_seed,
                           initialized=split.initialized, ran=stage.ran)
     read_refs, written_refs = _ref_accesses(lowered.function)
-    if stage.device == GPU:
+    if is_gpu(stage.device):
         from .cuda.devices import emulated
 
         if not emulated():
             from .cuda.executable import process_allocator
 
-            process_allocator(getattr(session._config, "gpu_options", None))
+            process_allocator(getattr(session._config, "gpu_options", None), ordinal=stage.ordinal)
         result = compile_module(lowered.module, constraints=lowered.constraints, target="cuda", emulate=emulated(),
-                                precision=session._precision)
+                                precision=session._precision, device_ordinal=stage.ordinal)
         result.executable.code.device_outputs = set(stage.resident_outputs)
     else:
         result = compile_module(lowered.module, constraints=lowered.constraints, precision=session._precision)
@@ -317,7 +334,7 @@ def _compile_stage(session, split: SplitStep, stage: Stage, arrays: list):
     timings = dict(result.timings)
     timings["stage_compile"] = time.perf_counter() - started
     return CompiledStep(split.key, result.executable, lowered.feeds, lowered.refs, lowered.fetches, read_refs,
-                        written_refs, result, timings, target=stage.target)
+                        written_refs, result, timings, target=stage.target, ordinal=stage.ordinal)
 
 
 def describe(step: SplitStep) -> str:
@@ -325,12 +342,12 @@ def describe(step: SplitStep) -> str:
     lines = []
     for i, stage in enumerate(step.stages):
         lines.append(f"stage {i} on the {stage.device}: {len(stage.ops)} ops, {len(stage.inputs)} inputs "
-                     f"({stage.copies} from the other device), {len(stage.fetches)} outputs")
+                     f"({stage.copies} from other devices), {len(stage.fetches)} outputs")
     return "\n".join(lines)
 
 
 def placement_of(session, ops) -> Optional[dict]:
-    """{op: CPU or GPU} as the session places ``ops`` (no logging)."""
+    """{op: CPU, GPU or GPU:i} as the session places ``ops`` (no logging)."""
     from .cuda.devices import gpu_devices
     from .device_placement import place, requests_gpu
 

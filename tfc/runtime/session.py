@@ -57,6 +57,7 @@ class CompiledStep:
     lock: threading.Lock = field(default_factory=threading.Lock)
     written_variables: list = field(default_factory=list)  # [(argument position, variable name)]
     target: str = "cpu"  # or "cuda": a GPU program (its variables live in device memory)
+    ordinal: int = 0  # a GPU program's GPU
 
     def __post_init__(self):
         self.written_variables = [(len(self.feeds) + i, slot.name) for i, slot in enumerate(self.refs)
@@ -532,26 +533,25 @@ class BaseSession:
                 outputs = step.executable.run(args)
             except ShapeBindingError as e:
                 raise errors.InvalidArgumentError(None, None, str(e)) from None
-        device = getattr(self._variables.values, "device", None)  # (a worker's values have none)
+        values = self._variables.values
+        synced = getattr(values, "devices", None)  # GPUs holding copies (a worker's values have none)
         for position, name in step.written_variables:
-            self._variables.values[name] = args[position]
+            values[name] = args[position]
             if step.target == "cuda":
-                device.written_on_device(name, args[position])
-            elif device is not None:
-                device.written_on_host(name)
+                values.written_on_device(step.ordinal, name, args[position])
+            elif synced:
+                values.written_on_host(name)
         return outputs
 
     def _bind_device_variables(self, step: CompiledStep, args: list, first_ref: int,
                                device_args: Optional[dict] = None) -> None:
-        """Point the GPU program at the device copies of the step's variables (uploading
-        those whose host value is newer): they stay in device memory between runs."""
-        from .cuda.variables import DeviceVariables
-
+        """Point the GPU program at the device copies of the step's variables on its GPU
+        (uploading those whose host value is newer, or that another GPU wrote last): they
+        stay in device memory between runs."""
         code = step.executable.code
         values = self._variables.values
-        if values.device is None:
-            values.device = DeviceVariables(code.device)
-        code.device_args = {first_ref + i: values.device.pointer(slot.name, args[first_ref + i])
+        values.on(step.ordinal, code.device)
+        code.device_args = {first_ref + i: values.pointer(step.ordinal, slot.name, args[first_ref + i])
                             for i, slot in enumerate(step.refs) if slot.kind == "variable"}
         if device_args:
             code.device_args.update(device_args)
@@ -618,7 +618,7 @@ class BaseSession:
             step = device_split.build(key, lowered.ops, device_split.placement_of(self, lowered.ops), fetch_tensors,
                                       target_ops, fed, list(ran), initialized)
             step.timings = {"split": time.perf_counter() - started}
-            logger.info("tfc: the step for [%s] is split between the CPU and the GPU:\n%s",
+            logger.info("tfc: the step for [%s] runs in device stages:\n%s",
                         ", ".join(t.name for t in list(fetch_tensors) + list(target_ops)),
                         device_split.describe(step))
             return step
@@ -740,8 +740,8 @@ class BaseSession:
         logger.info("tfc: recompiling the step for [%s]: %s", names, "; ".join(changes) or "key changed")
 
     def _check_placement(self, ops) -> str:
-        """Where the step runs: "cpu", "cuda" (one program on the GPU) or "split" (device
-        stages: tfc/runtime/device_split.py).
+        """Where the step runs: "cpu", "cuda" (one program on GPU 0) or "split" (device
+        stages: tfc/runtime/device_split.py; a step wholly on another GPU is one stage).
 
         TF's rules (tfc/runtime/device_placement.py): an op on a device that does not exist
         is an error naming the devices there are, unless ``allow_soft_placement`` (then it

@@ -344,12 +344,18 @@ def test_the_process_allocator_takes_the_first_sessions_gpu_options(monkeypatch)
 
     cuda_driver = sys.modules["tfc.runtime.cuda.driver"]  # (the package's ``driver`` is the function)
 
-    fake = FakeDriver(capacity=1 << 30, total=1 << 20)
-    monkeypatch.setattr(cuda_driver, "driver", lambda: fake)
-    monkeypatch.setattr(executable, "_process_allocator", [])
+    fakes = {0: FakeDriver(capacity=1 << 30, total=1 << 20), 1: FakeDriver(capacity=1 << 30, total=1 << 22)}
+    monkeypatch.setattr(cuda_driver, "driver", lambda ordinal=0: fakes[ordinal])
+    monkeypatch.setattr(executable, "_process_allocator", {})
     options = ConfigProto(gpu_options=GPUOptions(per_process_gpu_memory_fraction=0.25)).gpu_options
     first = executable.process_allocator(options)
     assert executable.process_allocator(None) is first  # later options do not change it
     assert first.stats()["limit"] == (1 << 20) // 4
     with pytest.raises(errors.ResourceExhaustedError, match="OOM when allocating tensor of"):
         first.allocate((1 << 20) // 2, what="a variable")
+    # each GPU has its own allocator, made from the options of the first session using that GPU
+    half = ConfigProto(gpu_options=GPUOptions(per_process_gpu_memory_fraction=0.5)).gpu_options
+    second = executable.process_allocator(half, ordinal=1)
+    assert second is not first and executable.process_allocator(options, ordinal=1) is second
+    assert second.stats()["limit"] == (1 << 22) // 2
+    assert executable.process_allocator(ordinal=0) is first

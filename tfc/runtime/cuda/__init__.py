@@ -7,6 +7,9 @@ device-memory allocator.
         fn = drv.load_module(ptx, "fusion_3").function("fusion_3")
         drv.launch(fn, grid, block, [buf.ptr, n], what="fusion_3 for op add")
 
+``driver(ordinal)`` is GPU ``ordinal``'s driver (``driver()``: GPU 0); each GPU has its own
+caching allocator (``executable.process_allocator(ordinal=...)``).
+
 Note: ``tfc.runtime.cuda.driver`` is the *function* here (the package attribute shadows the
 submodule of the same name); import the submodule's other names with
 ``from tfc.runtime.cuda.driver import CudaPythonDriver, ...``.

@@ -238,6 +238,9 @@ class Event:
 # The driver interface
 
 
+_CURRENT = threading.local()  # .driver: the Driver whose context is current on the thread
+
+
 class Driver(abc.ABC):
     """One GPU seen through one binding. Device pointers are Python ints.
 
@@ -249,7 +252,6 @@ class Driver(abc.ABC):
 
     def __init__(self, ordinal: int = 0):
         self.ordinal = ordinal
-        self._thread = threading.local()
 
     @property
     def device(self) -> str:
@@ -257,13 +259,22 @@ class Driver(abc.ABC):
         return f"/device:GPU:{self.ordinal}"
 
     def _ensure_context(self) -> None:
-        if not getattr(self._thread, "current", False):
+        """Make this device's context current on the calling thread, unless it is already
+        (with several GPUs, a thread calling into another device's driver switches)."""
+        previous = getattr(_CURRENT, "driver", None)
+        if previous is not self:
+            if previous is not None:
+                previous._leave_current()
             self._make_current()
-            self._thread.current = True
+            _CURRENT.driver = self
 
     @abc.abstractmethod
     def _make_current(self) -> None:
         """Make the primary context current on the calling thread."""
+
+    def _leave_current(self) -> None:
+        """Undo ``_make_current`` before another device's context becomes current (a binding
+        keeping a context stack pops it; cuda-python's cuCtxSetCurrent needs nothing)."""
 
     # device facts
     @abc.abstractmethod

@@ -82,6 +82,10 @@ class PyCudaDriver(Driver):
         with self._errors("making the CUDA context current"):
             self._context.push()
 
+    def _leave_current(self) -> None:
+        with self._errors("popping the CUDA context"):
+            self._context.pop()
+
     # -- device facts ------------------------------------------------------------------------
 
     def device_name(self) -> str:

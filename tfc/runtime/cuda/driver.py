@@ -1,10 +1,12 @@
-"""The process-wide CUDA driver: ``driver()`` opens GPU 0 once, ``available()`` asks whether it can.
+"""The process-wide CUDA drivers: ``driver(ordinal=0)`` opens GPU ``ordinal`` once (its primary
+context), ``available()`` asks whether GPU 0 opens.
 
 Two bindings implement ``Driver``: cuda-python (``CudaPythonDriver``, tried first) and pycuda
 (``PyCudaDriver``). ``TFC_CUDA_DRIVER=cuda-python|pycuda`` forces one. When neither gives a
 device, ``driver()`` raises ``NoCudaDevice`` ("no CUDA device/driver was found: <why>"). The
-outcome, a driver or the reason for its absence, is cached per TFC_CUDA_DRIVER value, so asking
-again costs a dict lookup; the first opening happens under a lock, so threads share one driver.
+outcome, a driver or the reason for its absence, is cached per TFC_CUDA_DRIVER value and ordinal,
+so asking again costs a dict lookup; the first opening happens under a lock, so threads share one
+driver per device.
 
 The binding-neutral pieces (error mapping, argument packing, the abstract classes) live in
 ``_base`` and are re-exported here.
@@ -43,18 +45,18 @@ _ALIASES = {"": "auto", "auto": "auto", "cuda-python": "cuda-python", "cuda_pyth
             "cuda": "cuda-python", "pycuda": "pycuda"}
 
 _lock = threading.Lock()
-_cache: Dict[str, Union[Driver, str]] = {}  # TFC_CUDA_DRIVER value -> driver, or why there is none
+_cache: Dict[tuple, Union[Driver, str]] = {}  # (TFC_CUDA_DRIVER value, ordinal) -> driver, or why none
 
 
-def driver() -> Driver:
-    """The process-wide driver for GPU 0; NoCudaDevice (cached, cheap to repeat) when none."""
-    choice = os.environ.get(ENV_VAR, "").strip()
-    outcome = _cache.get(choice)
+def driver(ordinal: int = 0) -> Driver:
+    """The process-wide driver for GPU ``ordinal``; NoCudaDevice (cached, cheap to repeat) when none."""
+    key = (os.environ.get(ENV_VAR, "").strip(), ordinal)
+    outcome = _cache.get(key)
     if outcome is None:
         with _lock:
-            outcome = _cache.get(choice)
+            outcome = _cache.get(key)
             if outcome is None:
-                outcome = _cache[choice] = _open(choice)
+                outcome = _cache[key] = _open(*key)
     if isinstance(outcome, str):
         raise NoCudaDevice.because(outcome)
     return outcome
@@ -74,8 +76,8 @@ def reset_driver_cache() -> None:
         _cache.clear()
 
 
-def _open(choice: str) -> Union[Driver, str]:
-    """Open the driver ``choice`` asks for: a Driver, or the reason there is none."""
+def _open(choice: str, ordinal: int = 0) -> Union[Driver, str]:
+    """Open the driver ``choice`` asks for on GPU ``ordinal``: a Driver, or the reason there is none."""
     backend = _ALIASES.get(choice.lower())
     if backend is None:
         return f"{ENV_VAR}={choice!r} is not one of {', '.join(BACKENDS)} (or empty for either)"
@@ -83,7 +85,7 @@ def _open(choice: str) -> Union[Driver, str]:
     reasons = {}
     for name in names:
         try:
-            return BACKENDS[name]()
+            return BACKENDS[name](ordinal) if ordinal else BACKENDS[name]()
         except NoCudaDevice as exc:
             reasons[name] = exc.reason
         except Exception as exc:  # a binding failing in an unforeseen way still means "no device"

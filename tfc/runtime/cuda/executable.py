@@ -16,21 +16,26 @@ error reporting are the CPU runtime's, unchanged. Per call it:
 3. downloads the outputs and the updated refs, and the error record on failure (with
    the device addresses an error message reads translated to host copies).
 
-The device is either a CUDA device (``CudaDevice``: tfc/runtime/cuda/driver.py) or the
-host emulation (``EmulatedDevice``: the same module compiled for the CPU, every thread of
-every grid run in turn), so all of this is tested without a GPU.
+The device is either a CUDA device (``CudaDevice``: GPU ``ordinal`` through
+tfc/runtime/cuda/driver.py, memory from that GPU's ``process_allocator``) or the host
+emulation (``EmulatedDevice``: the same module compiled for the CPU, every thread of every
+grid run in turn, standing in for GPU ``ordinal``), so all of this is tested without a GPU.
 """
 from __future__ import annotations
 
+import bisect
+import collections
 import ctypes
 import json
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from tfc import program_errors as checks
+from tfc.frontend import errors
 from tfc.codegen.gpu.plan import Copy, If, Launch
 
 CONTROL_WORDS = checks.RECORD_SIZE + 1  # the error record, then the status word, then the dims
@@ -297,13 +302,62 @@ def _nbytes(dtype, shape: list, bound: tuple) -> int:
 
 
 # -- devices ---------------------------------------------------------------------------------------
+class _EmulatedMemory:
+    """Which emulated GPU each live emulated allocation belongs to (address ranges), so the
+    emulation of several GPUs can refuse a kernel or copy touching another GPU's memory (on
+    real GPUs without peer access such a pointer is invalid)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._starts: list = []  # sorted
+        self._ranges: dict = {}  # start -> (end, ordinal)
+
+    def add(self, start: int, nbytes: int, ordinal: int, array) -> None:
+        with self._lock:
+            if start not in self._ranges:
+                bisect.insort(self._starts, start)
+            self._ranges[start] = (start + nbytes, ordinal)
+        weakref.finalize(array, self._remove, start)
+
+    def _remove(self, start: int) -> None:
+        with self._lock:
+            if self._ranges.pop(start, None) is not None:
+                self._starts.remove(start)
+
+    def owner(self, address: int):
+        """The ordinal whose allocation holds ``address`` (its end included), or None."""
+        with self._lock:
+            i = bisect.bisect_right(self._starts, address) - 1
+            if i >= 0:
+                end, ordinal = self._ranges[self._starts[i]]
+                if address <= end:
+                    return ordinal
+        return None
+
+
+_EMULATED_MEMORY = _EmulatedMemory()
+
+
 class EmulatedDevice:
     """The host emulation: device memory is host memory; a launch calls the kernel's host
-    entry, which runs every thread of the grid in turn (tfc/codegen/gpu/program.py)."""
+    entry, which runs every thread of the grid in turn (tfc/codegen/gpu/program.py).
 
-    def __init__(self, code, kernels: dict):
+    ``ordinal``: the emulated GPU it stands in for. With more than one emulated GPU
+    (``TFC_GPU_EMULATION=N``, N > 1) its allocations are tagged with it, and a launch or
+    copy given memory of another GPU (or memory that is not device memory) is an
+    InternalError naming both: what a real GPU would fault on. ``launch_counts`` counts
+    the launches per ordinal over the process (tests read it)."""
+
+    launch_counts: "collections.Counter" = collections.Counter()
+
+    def __init__(self, code, kernels: dict, ordinal: int = 0):
+        from .devices import emulated_count
+
         self.code = code  # jit.CompiledCode of the module compiled for the host
+        self.ordinal = ordinal
+        self.checked = emulated_count() > 1
         self._entries = {}
+        self._buffer_counts = dict(kernels)
         from tfc.codegen.gpu.program import HOST_PREFIX
 
         for name, buffers in kernels.items():
@@ -315,7 +369,18 @@ class EmulatedDevice:
     def alloc(self, nbytes: int) -> _Allocation:
         array = np.zeros(nbytes + 64, dtype=np.uint8)
         address = array.ctypes.data
-        return _Allocation(address + (-address % 64), nbytes, array)
+        allocation = _Allocation(address + (-address % 64), nbytes, array)
+        if self.checked:
+            _EMULATED_MEMORY.add(allocation.ptr, nbytes, self.ordinal, array)
+        return allocation
+
+    def _check(self, address: int, what: str) -> None:
+        owner = _EMULATED_MEMORY.owner(address)
+        if owner != self.ordinal:
+            where = "host memory" if owner is None else f"memory of /device:GPU:{owner}"
+            raise errors.InternalError(
+                None, None, f"{what} on the emulated /device:GPU:{self.ordinal} was given {where} "
+                            f"(address {address:#x})")
 
     def free(self, allocation: _Allocation) -> None:
         allocation.handle = None
@@ -326,16 +391,27 @@ class EmulatedDevice:
         return allocation
 
     def upload(self, destination: int, source: int, nbytes: int) -> None:
+        if self.checked:
+            self._check(destination, "an upload")
         ctypes.memmove(destination, source, nbytes)
 
     def download(self, destination: int, source: int, nbytes: int) -> None:
+        if self.checked:
+            self._check(source, "a download")
         ctypes.memmove(destination, source, nbytes)
 
     def copy(self, destination: int, source: int, nbytes: int) -> None:
+        if self.checked:
+            self._check(destination, "a device copy")
+            self._check(source, "a device copy")
         ctypes.memmove(destination, source, nbytes)
 
     def launch(self, kernel: str, blocks: int, block: int, args: list, what: str = "") -> None:
+        if self.checked:  # the buffers, the dims, the control block and the status word
+            for address in args[:self._buffer_counts[kernel]] + [args[-5], args[-4], args[-2]]:
+                self._check(address, f"kernel {kernel} ({what})")
         self.launches.append((kernel, blocks, block, args[-3]))
+        EmulatedDevice.launch_counts[self.ordinal] += 1
         self._entries[kernel](*[a & 0xFFFFFFFFFFFFFFFF for a in args], blocks * block)
 
     def synchronize(self) -> None:
@@ -343,16 +419,17 @@ class EmulatedDevice:
 
 
 class CudaDevice:
-    """A CUDA device through tfc.runtime.cuda.driver: the PTX module loaded once, memory
-    from the caching allocator."""
+    """A CUDA device (GPU ``ordinal``) through tfc.runtime.cuda.driver: the PTX module loaded
+    once, memory from that device's caching allocator."""
 
-    def __init__(self, ptx: str, kernels: dict, name: str = "tfc", allocator=None):
+    def __init__(self, ptx: str, kernels: dict, name: str = "tfc", allocator=None, ordinal: int = 0):
         from .driver import driver
 
-        self.driver = driver()
+        self.ordinal = ordinal
+        self.driver = driver(ordinal) if ordinal else driver()
         self.module = self.driver.load_module(ptx, name)
         self.functions = {kernel: self.module.function(kernel) for kernel in kernels}
-        self.allocator = allocator or process_allocator()
+        self.allocator = allocator or process_allocator(ordinal=ordinal)
 
     def alloc(self, nbytes: int) -> _Allocation:
         buffer = self.allocator.allocate(nbytes)
@@ -389,38 +466,42 @@ class CudaDevice:
         self.driver.synchronize()
 
 
-_process_allocator: list = []  # the one caching allocator of the process (TF's GPUProcessState)
+_process_allocator: dict = {}  # ordinal -> the caching allocator of that GPU (TF's GPUProcessState)
 _process_allocator_lock = threading.Lock()
 
 
-def process_allocator(gpu_options=None):
-    """The process's caching device allocator, made at the first call from ``gpu_options``
-    (a ConfigProto's: per_process_gpu_memory_fraction, allow_growth). As in TF, the
-    options of the first session that uses the GPU hold for the process."""
+def process_allocator(gpu_options=None, ordinal: int = 0):
+    """The process's caching allocator of GPU ``ordinal``, made at its first call from
+    ``gpu_options`` (a ConfigProto's: per_process_gpu_memory_fraction, allow_growth). As in
+    TF, the options of the first session that uses a GPU hold for the process."""
     with _process_allocator_lock:
-        if not _process_allocator:
+        allocator = _process_allocator.get(ordinal)
+        if allocator is None:
             from .allocator import from_gpu_options
             from .driver import driver
 
-            _process_allocator.append(from_gpu_options(driver(), gpu_options))
-        return _process_allocator[0]
+            allocator = _process_allocator[ordinal] = from_gpu_options(driver(ordinal) if ordinal else driver(),
+                                                                       gpu_options)
+        return allocator
 
 
 def _host_view(address: int, nbytes: int) -> np.ndarray:
     return np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address))
 
 
-def emulated_device(module_text: str, kernels: dict) -> EmulatedDevice:
-    """Compile a GPU program's host-emulation module (``GpuProgram.module_text("host")``)."""
+def emulated_device(module_text: str, kernels: dict, ordinal: int = 0) -> EmulatedDevice:
+    """Compile a GPU program's host-emulation module (``GpuProgram.module_text("host")``) to
+    stand in for GPU ``ordinal``."""
     from tfc.codegen.jit import compile_ir
 
     from tfc.codegen.gpu.program import HOST_PREFIX
 
     if not kernels:
-        return EmulatedDevice(None, {})
+        return EmulatedDevice(None, {}, ordinal)
     entry = HOST_PREFIX + next(iter(kernels))
     # no IR passes: programs are small in the emulation, and its LLVM time is the tests' time
-    return EmulatedDevice(compile_ir(module_text, entry_name=entry, use_cache=False, ir_passes=False), kernels)
+    return EmulatedDevice(compile_ir(module_text, entry_name=entry, use_cache=False, ir_passes=False), kernels,
+                          ordinal)
 
 
 def gpu_executable(function, program, device, op_names: Sequence[str], constraints=(), source_ops=None,

@@ -12,6 +12,11 @@ A copy is made only when one side is stale:
 So a training loop on the GPU copies its weights to the device once, and back only
 when something on the host asks for them (``Session.run(w)`` itself is a GPU step that
 reads the device copy and downloads just that fetch).
+
+With several GPUs each has its own ``DeviceVariables`` (``SyncedValues.devices``, by
+ordinal): at most one side holds a value newer than the host's; a GPU step writing a
+variable makes the other GPUs' copies stale, and a GPU needing a variable another GPU
+wrote last gets it through the host (downloaded from that one, uploaded to this one).
 """
 from __future__ import annotations
 
@@ -75,13 +80,50 @@ class SyncedValues(dict):
 
     def __init__(self):
         super().__init__()
-        self.device = None  # DeviceVariables, once a GPU step ran
+        self.devices: dict = {}  # ordinal -> DeviceVariables, once a GPU step ran there
+
+    @property
+    def device(self):
+        """GPU 0's DeviceVariables (else another GPU's), or None while no GPU step ran."""
+        devices = self.devices
+        if not devices:
+            return None
+        return devices.get(0) or next(iter(devices.values()))
+
+    def on(self, ordinal: int, device) -> DeviceVariables:
+        """GPU ``ordinal``'s DeviceVariables (made on ``device``, a program's device there)."""
+        variables = self.devices.get(ordinal)
+        if variables is None:
+            variables = self.devices[ordinal] = DeviceVariables(device)
+        return variables
+
+    def pointer(self, ordinal: int, name: str, host: np.ndarray) -> int:
+        """The device copy of ``name`` on GPU ``ordinal``, current (through the host when
+        another GPU wrote it last)."""
+        for other, variables in self.devices.items():
+            if other != ordinal and variables.on_device(name):
+                variables.sync_to_host(name, host)
+                self.devices[ordinal].written_on_host(name)
+        return self.devices[ordinal].pointer(name, host)
+
+    def written_on_device(self, ordinal: int, name: str, host: np.ndarray) -> None:
+        for other, variables in self.devices.items():
+            if other == ordinal:
+                variables.written_on_device(name, host)
+            else:
+                variables.written_on_host(name)  # (its copy is stale now)
+
+    def written_on_host(self, name: str) -> None:
+        for variables in self.devices.values():
+            variables.written_on_host(name)
 
     def _sync(self, name) -> None:
-        if self.device is not None and self.device.on_device(name):
-            host = dict.get(self, name)
-            if host is not None:
-                self.device.sync_to_host(name, host)
+        for variables in self.devices.values():
+            if variables.on_device(name):
+                host = dict.get(self, name)
+                if host is not None:
+                    variables.sync_to_host(name, host)
+                return
 
     def __getitem__(self, name):
         self._sync(name)
