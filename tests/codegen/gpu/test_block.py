@@ -61,7 +61,7 @@ def test_threads_follow_the_row_length():
 
 @pytest.mark.parametrize("length", [1000, 40])
 def test_a_row_sum_is_combined_in_the_documented_order(length):
-    text = func(f"(%x: f32[s0,{length}]) -> (f32[s0])", f'%0 = reduce %x {{dims=[1], op="sum"}} : f32[s0]',
+    text = func(f"(%x: f32[s0,{length}]) -> (f32[s0])", '%0 = reduce %x {dims=[1], op="sum"} : f32[s0]',
                 "return %0")
     result = _compiled(text)
     (launch,) = _launches(result)
