@@ -11,6 +11,7 @@ from tfc.testing import fuzz
 from tfc.testing.fuzz import check_seed
 
 SEEDS = range(1000, 1060)
+STRESS_SEEDS = range(1100, 1140)
 MAX_STEPS = 6
 
 
@@ -34,6 +35,30 @@ def test_fuzzed_graphs_on_the_gpu_compute_what_the_evaluator_computes(monkeypatc
             failures.append(f"seed {seed}: {outcome.kind}: {outcome.detail}\n{fuzz.source(program)}")
     assert not failures, f"{len(failures)} of {len(SEEDS)} fail on the GPU:\n\n" + "\n\n".join(failures[:2])
     assert len(refused) <= len(SEEDS) // 20, refused
+
+
+def test_fuzzed_graphs_through_the_cooperative_kernels_at_every_size(monkeypatch):
+    """The same, with the cooperative kernels' size thresholds at their least, so the small
+    fuzzed dots and convs take the shared-memory GEMM (split too), and every reduction over
+    an innermost dim a block per output: their tails composed with everything else."""
+    from tfc.codegen.gpu import gemm, reduction
+
+    monkeypatch.setenv("TFC_GPU_EMULATION", "1")
+    monkeypatch.setattr(fuzz, "build", _build_on_gpu)
+    monkeypatch.setattr(gemm, "MIN_ROWS", 1)
+    monkeypatch.setattr(gemm, "MIN_COLUMNS", 1)
+    monkeypatch.setattr(gemm, "MIN_PART_TILES", 1)
+    monkeypatch.setattr(reduction, "ROW_BLOCKS_FROM", 1)
+    emitted = []
+    original = gemm.emit
+    monkeypatch.setattr(gemm, "emit", lambda *args: emitted.append(args[2].name) or original(*args))
+    failures = []
+    for seed in STRESS_SEEDS:
+        program, outcome = check_seed(seed, MAX_STEPS)
+        if outcome.failed:
+            failures.append(f"seed {seed}: {outcome.kind}: {outcome.detail}\n{fuzz.source(program)}")
+    assert not failures, f"{len(failures)} of {len(STRESS_SEEDS)} fail on the GPU:\n\n" + "\n\n".join(failures[:2])
+    assert len(emitted) >= 5, emitted  # the seeds do reach the GEMM
 
 
 def test_the_fuzzed_programs_here_run_as_gpu_steps(monkeypatch):
