@@ -151,6 +151,14 @@ def cnn():
     return [x], graph, jax_fn, None, 0
 
 
+def _sgd_step(jax, jnp, loss_fn, initial):
+    """(loss, parameters after one SGD step, lr 0.1) of ``loss_fn`` at ``initial``: the JAX peer
+    of a training workload."""
+    ws = [jnp.asarray(w) for w in initial]
+    loss, grads = jax.value_and_grad(loss_fn)(ws)
+    return loss, [w - 0.1 * g for w, g in zip(ws, grads)]
+
+
 def mlp_train():
     rng = _rng()
     sizes = (784, 512, 512, 10)
@@ -177,9 +185,7 @@ def mlp_train():
                 h = jax.nn.relu(h) if i < len(ws) - 1 else h
             return jnp.mean(-jnp.sum(y * jax.nn.log_softmax(h), axis=1))
 
-        ws = [jnp.asarray(w) for w in initial]
-        loss, grads = jax.value_and_grad(loss_fn)(ws)
-        return loss, [w - 0.1 * g for w, g in zip(ws, grads)]
+        return _sgd_step(jax, jnp, loss_fn, initial)
 
     return [x, labels], graph, jax_fn, None, 0
 
@@ -217,9 +223,7 @@ def cnn_train():
             logits = jnp.dot(h.reshape(-1, 7 * 7 * 64), ws[2], precision="highest")
             return jnp.mean(-jnp.sum(y * jax.nn.log_softmax(logits), axis=1))
 
-        ws = [jnp.asarray(w) for w in initial]
-        loss, grads = jax.value_and_grad(loss_fn)(ws)
-        return loss, [w - 0.1 * g for w, g in zip(ws, grads)]
+        return _sgd_step(jax, jnp, loss_fn, initial)
 
     return [x, labels], graph, jax_fn, None, 0
 

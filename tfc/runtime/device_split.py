@@ -202,9 +202,8 @@ class SplitStep:
         outputs = session._call_step(program, inputs, device_args)
         values.update(zip(stage.fetches, outputs))
         if stage.device_read:
-            buffers = program.executable.code._buffers  # (GpuCode's output buffers: kept until its next call)
             for j in stage.device_read:
-                pointers[stage.fetches[j]] = buffers[("out", j)].ptr
+                pointers[stage.fetches[j]] = program.executable.code.output_pointer(j)
 
 
 def build(key, ops: list, placement: dict, fetches: list, targets: list, fed: list, ran: list,

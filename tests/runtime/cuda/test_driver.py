@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import tfc.runtime.cuda as cuda_pkg
+from stub_driver import StubDriver
 from tfc.frontend import errors
 from tfc.runtime.cuda import NoCudaDevice, available, driver
 from tfc.runtime.cuda.driver import (
@@ -126,8 +127,7 @@ class _Failing:
         raise NoCudaDevice.because("fake binding has no device")
 
 
-class _Working(Driver):
-    name = "fake"
+class _Working(StubDriver):
     opened = 0
 
     def __init__(self):
@@ -137,29 +137,6 @@ class _Working(Driver):
 
     def device_count(self):
         return 1
-
-    def _make_current(self): pass
-    def device_name(self): return "fake"
-    def compute_capability(self): return (8, 0)
-    def total_memory(self): return 1 << 30
-    def free_memory(self): return 1 << 30
-    def load_module(self, ptx, name): raise NotImplementedError
-    def launch(self, *a, **k): raise NotImplementedError
-    def alloc(self, nbytes): raise NotImplementedError
-    def free(self, ptr): raise NotImplementedError
-    def memcpy_htod(self, *a, **k): raise NotImplementedError
-    def memcpy_dtoh(self, *a, **k): raise NotImplementedError
-    def memcpy_dtod(self, *a, **k): raise NotImplementedError
-    def memset_d8(self, *a, **k): raise NotImplementedError
-    def synchronize(self): pass
-    def create_stream(self): raise NotImplementedError
-    def create_event(self): raise NotImplementedError
-    def _module_function(self, module, kernel_name): raise NotImplementedError
-    def _stream_handle(self, native): return 0
-    def _stream_synchronize(self, stream): pass
-    def _event_record(self, event, stream): pass
-    def _event_synchronize(self, event): pass
-    def _event_elapsed_ms(self, start, end): return 0.0
 
 
 def test_failure_is_cached(monkeypatch):

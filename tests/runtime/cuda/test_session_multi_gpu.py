@@ -253,11 +253,11 @@ def test_colocating_two_gpus_is_tfs_error():
 
 
 def _fake_binding(count: int, log: list):
-    from tfc.runtime.cuda.driver import Driver, NoCudaDevice
+    from stub_driver import StubDriver
 
-    class Fake(Driver):
-        name = "fake"
+    from tfc.runtime.cuda.driver import NoCudaDevice
 
+    class Fake(StubDriver):
         def __init__(self, ordinal: int = 0):
             if ordinal >= count:
                 raise NoCudaDevice.because(f"fake found {count} device(s), GPU:{ordinal} asked for")
@@ -275,23 +275,6 @@ def _fake_binding(count: int, log: list):
         def compute_capability(self): return (9, 0)
         def total_memory(self): return (self.ordinal + 1) << 30
         def free_memory(self): self._ensure_context(); return 1 << 20
-        def load_module(self, ptx, name): raise NotImplementedError
-        def launch(self, *a, **k): raise NotImplementedError
-        def alloc(self, nbytes): raise NotImplementedError
-        def free(self, ptr): raise NotImplementedError
-        def memcpy_htod(self, *a, **k): raise NotImplementedError
-        def memcpy_dtoh(self, *a, **k): raise NotImplementedError
-        def memcpy_dtod(self, *a, **k): raise NotImplementedError
-        def memset_d8(self, *a, **k): raise NotImplementedError
-        def synchronize(self): pass
-        def create_stream(self): raise NotImplementedError
-        def create_event(self): raise NotImplementedError
-        def _module_function(self, module, kernel_name): raise NotImplementedError
-        def _stream_handle(self, native): return 0
-        def _stream_synchronize(self, stream): pass
-        def _event_record(self, event, stream): pass
-        def _event_synchronize(self, event): pass
-        def _event_elapsed_ms(self, start, end): return 0.0
 
     return Fake
 

@@ -105,6 +105,10 @@ class GpuCode:
             current = self._buffers[key] = self.device.alloc(max(nbytes, 1))
         return current
 
+    def output_pointer(self, j: int) -> int:
+        """The device address of result ``j`` of the last call (valid until the next call)."""
+        return self._buffers[("out", j)].ptr
+
     def _evaluate(self, d, bound: tuple) -> int:
         """A dim's value for the call's symbol values."""
         if isinstance(d, int):
