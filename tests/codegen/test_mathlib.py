@@ -107,3 +107,18 @@ def test_logistic_tails_and_tanh_saturation():
     assert np.isnan(logistic[6]) and np.isnan(tanh[6])
     np.testing.assert_array_equal(tanh[[0, 1, 7, 8, 9]], [-1.0, -1.0, 1.0, -1.0, 1.0])
     assert tanh[4] == 0.0 and not np.signbit(tanh[4]) and tanh[5] == 0.0 and np.signbit(tanh[5])
+
+
+def test_f32_tanh_densely_within_one_ulp_and_mostly_correctly_rounded():
+    """The branch-free tanh (expm1(2|x|) / (expm1(2|x|) + 2) with the quotient corrected for
+    both sums' rounding) over 350,000 inputs, dense near 0 where the old two-branch version
+    rounded 43% of its results the wrong way: at most 1 ulp, and >= 95% correctly rounded
+    (measured 97.5% near 0, 97% on [-10, 10])."""
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.uniform(-10, 10, 200000), rng.uniform(-1, 1, 100000),
+                        rng.uniform(-0.01, 0.01, 50000)]).astype(np.float32)
+    text = f"func @main(%x: f32[{x.size}]) -> (f32[{x.size}]) {{\n  %0 = tanh %x : f32[{x.size}]\n  return %0\n}}\n"
+    got = compile_module(ir.parse(text)).executable.run([x])[0]
+    distance = ulp_distance(got, np.tanh(x.astype(np.float64)).astype(np.float32))
+    assert distance.max() <= 1
+    assert np.mean(distance == 0) >= 0.95

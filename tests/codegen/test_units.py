@@ -202,3 +202,19 @@ def test_a_forked_child_compiles_with_a_pool_of_its_own():
             pytest.fail("the forked child's compile did not finish in 60 s")
         time.sleep(0.02)
     assert os.read(read, 2) == b"ok" and status == 0
+
+
+def test_a_loop_hint_travels_with_its_unit_numbered_by_the_unit_alone():
+    # A flat loop computing tanh asks LLVM to interleave (kernels/loop.py). In a program that
+    # also has a gather's branch weights the module numbers the nodes differently, but the
+    # tanh kernel's unit is the same text, with its own nodes from !0.
+    tanh_only = func("(%x: f32[s0]) -> (f32[s0])", "%t = tanh %x : f32[s0]", "return %t")
+    with_gather = func("(%x: f32[s0], %p: f32[4,3], %i: i32[s1]) -> (f32[s1,3], f32[s0])",
+                       "%g = gather %p, %i {axis=0} : f32[s1,3]", "%t = tanh %x : f32[s0]", "return %g, %t")
+    alone = [unit for unit in _units(tanh_only)[:-1] if "tanh" in unit.name]
+    beside = [unit for unit in _units(with_gather)[:-1] if "tanh" in unit.name]
+    assert len(alone) == 1 and [unit.text for unit in beside] == [alone[0].text]
+    lines = alone[0].text.splitlines()
+    assert any(line.endswith(", !llvm.loop !0") for line in lines)
+    assert "!0 = !{ !0, !1 }" in lines and '!1 = !{ !"llvm.loop.interleave.count", i32 4 }' in lines
+    assert "branch_weights" not in alone[0].text

@@ -57,10 +57,22 @@ def floor_div(b: ll.IRBuilder, numerator, denominator):
     return b.sub(quotient, b.zext(b.and_(inexact, signs_differ), I64))
 
 
+def interleave_hint(module: ll.Module, count: int):
+    """Loop metadata asking LLVM's vectoriser to interleave ``count`` vector iterations
+    (one self-referential loop ID per module and count, so equal kernels keep equal text)."""
+    hints = module.__dict__.setdefault("_tfc_interleave_hints", {})
+    if count not in hints:
+        setting = module.add_metadata([ll.MetaDataString(module, "llvm.loop.interleave.count"), ll.Constant(I32, count)])
+        loop_id = module.add_metadata([setting])
+        loop_id.operands = (loop_id, setting)  # a loop ID names itself first
+        hints[count] = loop_id
+    return hints[count]
+
+
 @contextlib.contextmanager
-def counted_loop(b: ll.IRBuilder, start, stop, name: str = "i", step=1):
+def counted_loop(b: ll.IRBuilder, start, stop, name: str = "i", step=1, hint=None):
     """``for (i = start; i < stop; i += step)``; yields the induction variable. ``step``
-    is an int or a positive i64 value."""
+    is an int or a positive i64 value; ``hint``: loop metadata for the back edge."""
     start = const_i64(start) if isinstance(start, int) else start
     stop = const_i64(stop) if isinstance(stop, int) else stop
     preheader = b.block
@@ -77,7 +89,9 @@ def counted_loop(b: ll.IRBuilder, start, stop, name: str = "i", step=1):
     step = const_i64(step) if isinstance(step, int) else step
     following = b.add(index, step, name=f"{name}.next", flags=["nsw"])
     index.add_incoming(following, b.block)
-    b.branch(header)
+    back_edge = b.branch(header)
+    if hint is not None:
+        back_edge.set_metadata("llvm.loop", hint)
     b.position_at_end(exit_block)
 
 

@@ -3,7 +3,9 @@
 A call to libm's ``expf`` in a loop stops LLVM's loop vectoriser; these straight-line
 versions (selects, no branches) vectorise with the rest of a fused loop. Accuracy is
 tested against numpy in ulps (tests/codegen/test_mathlib.py). Coefficients are Cephes'
-(exp, log, tanh) and Eigen's (erf); f64 uses Cephes' rational approximations.
+(exp, log, f64 tanh) and Eigen's (erf); f64 uses Cephes' rational approximations; f32
+tanh's expm1 polynomial is a relative minimax fit on [0, ln2) (iteratively reweighted
+least squares, 3e-9).
 """
 from __future__ import annotations
 
@@ -35,6 +37,24 @@ def _poly(b: ll.IRBuilder, x, coefficients) -> object:
     for c in coefficients[1:]:
         result = _mul_add(b, result, x, _const(t, c))
     return result
+
+
+def _estrin(b: ll.IRBuilder, x, coefficients, x2=None) -> object:
+    """The polynomial of ``_poly`` by Estrin's scheme: pairs c*x + c' in parallel, then
+    combined with x^2, x^4...: the dependent chain is ~log2(n) multiply-adds long instead
+    of n (these loops are limited by latency: each element's chain must finish before
+    the out-of-order window moves on). ``x2``: x*x when the caller has it."""
+    t = x.type
+    terms = [_const(t, c) for c in coefficients]
+    power = x
+    squared = x2
+    while len(terms) > 1:
+        leading = terms[:len(terms) % 2]  # an odd count: the highest term waits a level
+        rest = terms[len(leading):]
+        terms = leading + [_mul_add(b, rest[i], power, rest[i + 1]) for i in range(0, len(rest), 2)]
+        power = squared if squared is not None else b.fmul(power, power)
+        squared = None
+    return terms[0]
 
 
 def _int_type(t):
@@ -71,8 +91,8 @@ def _exp_core(b: ll.IRBuilder, x, wide_range: bool):
         r = _mul_add(b, n, _const(t, -0.693359375), x)
         r = _mul_add(b, n, _const(t, 2.12194440e-4), r)
         z = b.fmul(r, r)
-        p = _poly(b, r, [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
-                         5.0000001201e-1])
+        p = _estrin(b, r, [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
+                         5.0000001201e-1], z)
         y = b.fadd(_mul_add(b, p, z, r), _const(t, 1.0))
     else:
         r = b.fsub(x, b.fmul(n, _const(t, 6.93145751953125e-1)))
@@ -149,22 +169,65 @@ def log(b: ll.IRBuilder, x):
     return b.select(_is_nan(b, x), x, result)
 
 
+def _expm1_reduced_f32(b: ll.IRBuilder, x):
+    """expm1(x) for f32 ``x`` in [0, 20], for tanh (a NaN propagates): x = n*ln2 + r with
+    n = floor(x/ln2), so r in [0, ln2) and every term below is >= 0 (no cancellation);
+    expm1(r) = r + r^2*q(r), q a degree-5 fit of (expm1(r) - r)/r^2 (relative error
+    3e-9); expm1(x) = 2^n*expm1(r) + (2^n - 1), exact for n = 0. One f32 constant for
+    ln2 (off by 1.9e-9) puts an error of n*1.9e-9 in r: 2^-n of it reaches tanh, whose
+    sensitivity to u = expm1(2|x|) is 2/(u + 2), so at most 0.05 ulp. Returns (u, low):
+    low is 2^n times the rounding error of expm1(r), all of u's error for n = 0."""
+    t = x.type
+    n = call_intrinsic(b, "floor", b.fmul(x, _const(t, 1.0 / math.log(2.0))))
+    r = _mul_add(b, n, _const(t, -math.log(2.0)), x)
+    r2 = b.fmul(r, r)
+    q = _estrin(b, r, [2.578125859e-4, 1.340811141e-3, 8.350798860e-3, 4.166383669e-2, 1.666668355e-1, 0.5], r2)
+    expm1_r = _mul_add(b, r2, q, r)
+    # the rounding error of r + r^2*q (r - expm1_r is exact: the two are within 2x)
+    expm1_r_low = _mul_add(b, r2, q, b.fsub(r, expm1_r))
+    power = b.bitcast(b.shl(b.add(b.fptosi(n, I32), ll.Constant(I32, 127)), ll.Constant(I32, 23)), t)
+    return _mul_add(b, power, expm1_r, b.fsub(power, _const(t, 1.0))), b.fmul(power, expm1_r_low)
+
+
+def _two_sum(b: ll.IRBuilder, x, y):
+    """(s, e) with s = fl(x + y) and s + e = x + y exactly (Knuth's TwoSum, adds only)."""
+    s = b.fadd(x, y)
+    y_part = b.fsub(s, x)
+    x_part = b.fsub(s, y_part)
+    return s, b.fadd(b.fsub(x, x_part), b.fsub(y, y_part))
+
+
+def _divide_by_sum_f32(b: ll.IRBuilder, u, u_low, v):
+    """(u + u_low) / (u + u_low + v) for u, v >= 0 finite and |u_low| <= ulp(u), as if
+    no sum were rounded: the quotient q of the rounded sum s = fl(u + v), corrected by
+    (u - q*s + u_low - q*(e + u_low)) / s where e is the sum's rounding error and the FMA
+    residual u - q*s is exact. The correction is ~1 ulp of q, so 1/s needs only a few
+    bits: the integer estimate of 1/s (bits 0x7ef311c3 - bits(s), relative error < 13%)."""
+    s, e = _two_sum(b, u, v)
+    q = b.fdiv(u, s)
+    residual = _mul_add(b, b.fneg(q), s, u)
+    residual = b.fadd(_mul_add(b, b.fneg(q), b.fadd(e, u_low), residual), u_low)
+    inverse = b.bitcast(b.sub(ll.Constant(I32, 0x7EF311C3), b.bitcast(s, I32)), F32)
+    return _mul_add(b, residual, inverse, q)
+
+
 def tanh(b: ll.IRBuilder, x):
-    """Near 0 (|x| < 0.625) Cephes' odd polynomial; else (1 - z) / (1 + z) with
-    z = exp(-2|x|) in (0, 0.29]; the sign copied from x. tanh(x) rounds to +-1 from
-    |x| = 9.1 in f32 and 19.1 in f64, so z is computed for -2|x| >= -40 only: a normal
-    number, scaled by 2^n in one multiplication."""
+    """f32: u / (u + 2) with u = expm1(2|x|), the sign copied from x: one branch-free
+    formula over the whole range (tanh(x) rounds to +-1 from |x| = 9.1, so 2|x| is
+    clamped to 20); the quotient is corrected for the rounding of u and of u + 2, so at
+    most 1 ulp and ~97% of results correctly rounded (the two-branch version below: 57%).
+    f64: near 0 (|x| < 0.625) Cephes' rational function; else (1 - z) / (1 + z) with
+    z = exp(-2|x|) in (0, 0.29], computed for -2|x| >= -40 only (tanh rounds to +-1 from
+    |x| = 19.1): a normal number, scaled by 2^n in one multiplication."""
     t = x.type
     ax = call_intrinsic(b, "fabs", x)
-    z = b.fmul(x, x)
     if t == F32:
-        small = _poly(b, z, [-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
-                             -3.33332819422e-1])
-        small = _mul_add(b, b.fmul(small, z), x, x)
-    else:
-        p = _poly(b, z, [-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3])
-        q = _poly(b, z, [1.0, 1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3])
-        small = b.fadd(x, b.fmul(x, b.fmul(z, b.fdiv(p, q))))
+        u, u_low = _expm1_reduced_f32(b, _clamp(b, b.fadd(ax, ax), hi=20.0))
+        return call_intrinsic(b, "copysign", _divide_by_sum_f32(b, u, u_low, _const(t, 2.0)), x)
+    z = b.fmul(x, x)
+    p = _poly(b, z, [-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3])
+    q = _poly(b, z, [1.0, 1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3])
+    small = b.fadd(x, b.fmul(x, b.fmul(z, b.fdiv(p, q))))
     one = _const(t, 1.0)
     e = _exp_core(b, _clamp(b, b.fmul(ax, _const(t, -2.0)), lo=-40.0), wide_range=False)
     large = b.fdiv(b.fsub(one, e), b.fadd(one, e))
@@ -228,6 +291,8 @@ def erf_f32(b: ll.IRBuilder, x):
 
 
 UNARY = {"exp": exp, "log": log, "tanh": tanh, "logistic": logistic, "expm1": expm1, "log1p": log1p}
+# the ops emitted inline (vectorised with their loop) for f32, and f64 but erf
+INLINE_FUNCTIONS = frozenset(UNARY) | {"erf"}
 
 
 def emit_unary(b: ll.IRBuilder, name: str, x):

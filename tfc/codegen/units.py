@@ -26,6 +26,7 @@ from typing import Optional
 from llvmlite import ir as ll
 
 _REFERENCE = re.compile(r'@"([^"]+)"|@([-\w.$]+)')
+_METADATA_REFERENCE = re.compile(r"!(\d+)\b")
 _KERNEL_PREFIX = re.compile(r"^k\d+\.")
 
 
@@ -76,7 +77,7 @@ class Splitter:
         """The unit of kernel ``fn`` (its body complete), or None once ``failed``."""
         if self.failed:
             return None
-        text = str(fn)
+        text, metadata = self._own_metadata(str(fn))
         blank = _rename(text, {fn.name: "tfc.unit"})
         digest = hashlib.sha256(blank.encode()).hexdigest()[:20]
         symbol = f"tfc.{digest}.{_KERNEL_PREFIX.sub('', fn.name)}"
@@ -86,7 +87,27 @@ class Splitter:
         if head is None:
             self.failed = True
             return None
-        return Unit(symbol, self._module_text(head, [text]), self.levels.get(fn.name, 3))
+        return Unit(symbol, self._module_text(head, [text], metadata), self.levels.get(fn.name, 3))
+
+    def _own_metadata(self, text: str) -> tuple:
+        """``text`` with the metadata nodes it refers to (branch weights, loop hints)
+        renumbered from !0 in order of first use, and those nodes' definitions: a kernel's
+        text then does not depend on what else its module holds metadata for."""
+        nodes = {node.name: node for node in self.module.metadata}
+        order: dict = {}
+        pending = [match for match in _METADATA_REFERENCE.findall(text)]
+        while pending:
+            name = pending.pop(0)
+            if name in order or name not in nodes:
+                continue
+            order[name] = str(len(order))
+            pending += [operand.name for operand in nodes[name].operands if isinstance(operand, ll.MDValue)]
+
+        def renumber(piece: str) -> str:
+            return _METADATA_REFERENCE.sub(lambda m: "!" + order.get(m.group(1), m.group(1)), piece)
+
+        definitions = [renumber(str(nodes[name])) for name in order]
+        return renumber(text), definitions
 
     def finish(self) -> Optional[list]:
         """The units not handed out yet: kernels never passed to ``kernel_unit`` (functions
@@ -122,15 +143,16 @@ class Splitter:
                 head.append(str(self.module.globals[name]))
         return Unit(self.entry_name, self._module_text(head, pieces), 0)
 
-    def _module_text(self, head: list, functions: list) -> str:
-        """A module: identified types, ``head``, ``functions``, and the module's metadata
-        when they refer to any (branch weights, loop hints)."""
+    def _module_text(self, head: list, functions: list, metadata: Optional[list] = None) -> str:
+        """A module: identified types, ``head``, ``functions``, and ``metadata`` (by default
+        the module's, when the functions refer to any: branch weights, loop hints)."""
         types = [t.get_declaration() for t in self.module.get_identified_types().values()]
-        metadata = []
-        if any("!" in text for text in functions):
-            metadata = [f"!{name} = !{{ {', '.join(o.get_reference() for o in node.operands)} }}"
-                        for name, node in self.module.namedmetadata.items()]
-            metadata += [str(node) for node in self.module.metadata]
+        if metadata is None:
+            metadata = []
+            if any("!" in text for text in functions):
+                metadata = [f"!{name} = !{{ {', '.join(o.get_reference() for o in node.operands)} }}"
+                            for name, node in self.module.namedmetadata.items()]
+                metadata += [str(node) for node in self.module.metadata]
         return "\n".join(types + head + functions + metadata) + "\n"
 
     def _externals(self, names: set) -> Optional[list]:
