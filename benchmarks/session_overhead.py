@@ -8,14 +8,17 @@ Rows, each the median over rounds of the mean over calls, from the innermost lay
 
 - ``ctypes call``: the compiled program's entry point called through ctypes on bound
   arguments (the floor: the native add is a few nanoseconds of it);
-- ``argument binding``: the executable's generated fast path (checks dtypes and shapes,
-  binds the shape symbols, fills the argument slots), without the call;
-- ``feed binding``: the session's repeated-run fast path (tfc/runtime/fast_run.py)
-  converting and copying the two feed values into its kept buffers;
-- ``fast path``: one repeated run past the plan lookup (binding, the call, the result);
+- ``direct call``: the repeated-run fast path (tfc/runtime/fast_run.py) as this step
+  takes it: the two feed values copied into kept buffers, the call, the 0-d result;
 - ``session.run``: the whole public call;
-- ``session.run, general path``: the whole call with the plan's fast path removed, what
-  a run took before it (feed conversion, the plan and step lookups, the call, the fetch);
+- ``argument binding``: the executable's generated checks (dtypes and shapes, the shape
+  symbols, the argument slots), without the call, which a step the direct call does
+  not apply to (variables, large feeds, non-scalar results) takes instead;
+- ``feed binding``: that checked path converting and copying the two feed values;
+- ``checked fast path`` and ``session.run, checked fast path``: a repeat through those
+  checks (what this step took before the direct call);
+- ``session.run, general path``: the whole call with the plan's fast path removed (feed
+  conversion, the plan and step lookups, the call, the fetch);
 - with JAX installed, ``jax.jit`` of the same add on device arrays, waited for; numpy's
   ``a + b`` on two np.float32 for scale.
 """
@@ -58,11 +61,14 @@ def measure(calls: int = 20000, rounds: int = 9) -> list:
     entry = executable.code.entry
     rows = [
         ("ctypes call", _time(lambda: entry(slots, dims), calls, rounds)),
+        ("direct call", _time(lambda: fast._direct(session, feeds), calls, rounds)),
+        ("session.run", _time(lambda: session.run(total, feeds), calls, rounds)),
         ("argument binding", _time(lambda: executable._fast(args, slots, dims, cache, kept), calls, rounds)),
         ("feed binding", _time(lambda: fast._bind_feeds(feeds), calls, rounds)),
-        ("fast path", _time(lambda: fast(session, feeds), calls, rounds)),
-        ("session.run", _time(lambda: session.run(total, feeds), calls, rounds)),
     ]
+    fast.direct_feeds, fast.direct_ready = None, False
+    rows += [("checked fast path", _time(lambda: fast(session, feeds), calls, rounds)),
+             ("session.run, checked fast path", _time(lambda: session.run(total, feeds), calls, rounds))]
     plan.fast = None  # (plan.fast_considered stays True: the session does not build it again)
     rows.append(("session.run, general path", _time(lambda: session.run(total, feeds), calls, rounds)))
     session.close()

@@ -140,3 +140,66 @@ def test_a_closed_session_refuses_a_repeat():
         sess.close()
         with pytest.raises(RuntimeError, match="Attempted to use a closed Session."):
             sess.run(y, {a: 3.0})
+
+
+def _without_checked_binding(plan):
+    """Make the checked feed binding fail loudly: a run that succeeds took the direct call."""
+    def refuse(feed_dict):
+        raise AssertionError("the checked feed binding ran")
+    plan.fast._bind_feeds = refuse
+
+
+def test_a_repeat_with_exact_scalars_is_a_direct_call():
+    with tf.Graph().as_default():
+        a = tf.placeholder(tf.float32, [], name="a")
+        n = tf.placeholder(tf.int32, [], name="n")
+        pair = [a * 2.0, n + 1]
+        with tf.Session() as sess:
+            sess.run(pair, {a: np.float32(1.0), n: np.int32(1)})
+            sess.run(pair, {a: np.float32(2.0), n: np.int32(2)})
+            plan = _plan(sess)
+            assert plan.fast.direct_ready
+            _without_checked_binding(plan)
+            results = [sess.run(pair, {a: np.float32(k), n: np.int32(k)}) for k in (3, 4, 5)]
+            assert results == [[6.0, 4], [8.0, 5], [10.0, 6]]
+            assert [type(v) for v in results[0]] == [np.float32, np.int32]
+            assert _fast_calls(plan) == 4 and sess.stats["runs"] == 5
+            same = sess.run(pair, {a: np.array(1.5, np.float32), n: np.array(7, np.int32)})  # 0-d arrays
+            assert same == [3.0, 8]
+
+
+def test_values_the_direct_call_does_not_take_go_the_checked_way_with_tfs_errors():
+    with tf.Graph().as_default():
+        a = tf.placeholder(tf.float32, [], name="a")
+        y = a + 1.0
+        with tf.Session() as sess:
+            sess.run(y, {a: np.float32(1.0)})
+            sess.run(y, {a: np.float32(1.0)})
+            assert sess.run(y, {a: 2.5}) == 3.5  # a Python float: converted
+            assert sess.run(y, {a: np.float64(0.5)}) == 1.5  # another type: converted
+            with pytest.raises(ValueError, match=r"Cannot feed value of shape \(1,\) for Tensor 'a:0', which has "
+                                                 r"shape '\(\)'"):
+                sess.run(y, {a: np.ones(1, np.float32)})
+            assert sess.run(y, {a: np.float32(4.0)}) == 5.0 and _plan(sess).fast.direct_ready
+
+
+def test_a_failing_direct_call_raises_the_programs_error():
+    with tf.Graph().as_default():
+        a = tf.placeholder(tf.float32, [], name="a")
+        b = tf.placeholder(tf.float32, [], name="b")
+        ratio = tf.check_numerics(a / b, "ratio")
+        with tf.Session() as sess:
+            sess.run(ratio, {a: np.float32(1.0), b: np.float32(2.0)})
+            assert sess.run(ratio, {a: np.float32(3.0), b: np.float32(2.0)}) == 1.5
+            _without_checked_binding(_plan(sess))
+            with pytest.raises(tf.errors.InvalidArgumentError, match="ratio : Tensor had Inf values"):
+                sess.run(ratio, {a: np.float32(1.0), b: np.float32(0.0)})
+            assert sess.run(ratio, {a: np.float32(1.0), b: np.float32(4.0)}) == 0.25
+
+
+def test_a_fetch_without_feeds_repeats():
+    with tf.Graph().as_default():
+        c = tf.placeholder_with_default(np.float32(2.0), [], name="c")
+        y = c * 3.0
+        with tf.Session() as sess:
+            assert [sess.run(y) for _ in range(4)] == [6.0] * 4

@@ -14,6 +14,13 @@ What it saves over the general path (see ``benchmarks/workloads/scalar_add.py``)
   set once) instead of becoming new arrays whose addresses are looked up on every run;
 - 0-d results, which reach the user as numpy scalars, are written into buffers it keeps;
 - its own call context (slots, dims, arena) stays bound to those buffers.
+
+When all of a step's feeds are kept, all its results are 0-d and it touches no variable,
+a repeat after one checked run is a direct call (``_direct``): values of exactly each
+feed's type and shape are copied in and the program is called, with no conversion, no
+shape binding and no argument slots to fill (the scalar add: 3.3-3.9 us per
+``session.run`` on a quiet machine, 6.0-6.4 us through the checks). Any other value goes
+the checked way, with TF's conversions and errors.
 """
 from __future__ import annotations
 
@@ -42,6 +49,7 @@ class FastRun:
         # tuple; the compiled step holds for shapes with the same dims equal to 1.
         self.shapes: Optional[tuple] = None
         self.context = executable._new_context()  # this fast path's own: slots stay bound
+        self.entry = executable.code.entry
         self.kept_feeds = self._kept_feeds()
         # per feed: (its feeder, numpy dtype, the kept buffer the program reads it from or None)
         self.feed_plan = [(feeder, np.dtype(feeder.np_dtype), None) for feeder in self.feeders]
@@ -52,6 +60,10 @@ class FastRun:
         self.refs = [(len(step.feeds) + i, slot) for i, slot in enumerate(step.refs)]
         self.args: list = [None] * (len(step.feeds) + len(step.refs))
         self.single = plan.single_tensor
+        # per feed (buffer, numpy scalar type or None, dtype, shape) when a repeat can be a
+        # direct call (see _direct), else None; the direct call is ready after one checked run
+        self.direct_feeds = self._direct_feeds()
+        self.direct_ready = False
 
     def _kept_feeds(self) -> list:
         """Per native feed: a kept buffer when its compiled shape is static and small, else None."""
@@ -77,7 +89,22 @@ class FastRun:
             kept.append(buffer)
         return tuple(kept)
 
+    def _direct_feeds(self) -> Optional[list]:
+        """What a direct call needs to copy the feeds in, when it can apply: no variables,
+        every feed fed to the program and kept (a small static shape), every result 0-d."""
+        positions = list(self.native_positions)
+        if self.refs or positions != list(range(len(self.feeders))):
+            return None
+        if any(buffer is None for buffer in self.kept_feeds + list(self.kept_outputs)):
+            return None
+        return [(buffer, buffer.dtype.type if buffer.ndim == 0 else None, buffer.dtype, buffer.shape)
+                for buffer in self.kept_feeds]
+
     def __call__(self, session, feed_dict):
+        if self.direct_ready:  # (no variables: where their newest copies live does not matter)
+            result = self._direct(session, feed_dict)
+            if result is not MISS:
+                return result
         values = session._variables.values
         if values.device is not None:  # a GPU step ran: the variables' copies need syncing
             return MISS
@@ -91,12 +118,38 @@ class FastRun:
                 args[position] = session._ref_buffer(slot, step)
             with step.lock:
                 outputs = self._call(args)
+            self.direct_ready = self.direct_feeds is not None
             session.stats["cache_hits"] += 1
             for position, name in step.written_variables:
                 values[name] = args[position]
             if self.single:
                 return to_fetch_value(outputs[0])
             results = [to_fetch_value(v) for v in outputs]
+        return self.plan.fetch_plan.build(results)
+
+    def _direct(self, session, feed_dict):
+        """A repeat of a checked run whose feeds all live in kept buffers and whose results
+        are all 0-d: the context's argument slots, dims and arena still hold, so the feeds
+        are copied in (values of exactly the feed's type and shape; anything else goes the
+        checked way) and the program is called. MISS, with nothing run, otherwise."""
+        context = self.context
+        with session._lock:
+            for (buffer, scalar_type, dtype, shape), value in zip(self.direct_feeds, (feed_dict or {}).values()):
+                kind = value.__class__
+                if kind is scalar_type or (kind is np.ndarray and value.dtype is dtype and value.shape == shape):
+                    buffer[...] = value
+                else:
+                    return MISS
+            session.stats["runs"] += 1
+            with self.step.lock:
+                status = self.entry(context.slots, context.dims)
+                context.runs += 1
+            if status != 0:
+                self.executable._raise(status, context.error)
+            session.stats["cache_hits"] += 1
+            if self.single:
+                return self.kept_outputs[0][()]
+            results = [buffer[()] for buffer in self.kept_outputs]
         return self.plan.fetch_plan.build(results)
 
     def _bind_feeds(self, feed_dict) -> bool:

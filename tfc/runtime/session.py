@@ -323,10 +323,15 @@ class BaseSession:
         if feed_dict and type(feed_dict) is not dict and not isinstance(feed_dict, collections.abc.Mapping):
             raise TypeError("FlattenDictItems: 'dict' must be a dictionary or collection.Mapping type object, "
                             f"instead of '{type(feed_dict).__name__}'.")
-        feed_dict = expand_feeds(feed_dict)  # a SparseTensor key feeds its three tensors
         keys = tuple(feed_dict) if feed_dict else ()
         structure = _structure_key(fetches)
+        # Plans are keyed by feed keys without SparseTensors (they were expanded), so a plan
+        # found under these keys means there is nothing to expand.
         plan = self._run_plans.get((structure, keys)) if structure is not None else None
+        if plan is None:
+            feed_dict = expand_feeds(feed_dict)  # a SparseTensor key feeds its three tensors
+            keys = tuple(feed_dict) if feed_dict else ()
+            plan = self._run_plans.get((structure, keys)) if structure is not None else None
         if plan is None:
             plan = _RunPlan(self, fetches, feed_dict or {})
             if structure is not None:
