@@ -74,6 +74,18 @@ def find_root(group):
     return root
 
 
+def resolve_by_root(ops, groups: dict, resolve) -> dict:
+    """{op: resolve(root of its group)}, ``resolve`` called once per root."""
+    resolved: dict = {}
+    out = {}
+    for op in ops:
+        root = find_root(groups[op])
+        if root not in resolved:
+            resolved[root] = resolve(root)
+        out[op] = resolved[root]
+    return out
+
+
 def _conflict(a: DeviceSpec, b: DeviceSpec):
     """The first task field on which two (partial) device requests disagree, or None."""
     for field in _TASK_FIELDS:
@@ -188,15 +200,7 @@ def place(ops, graph, task, soft: bool = False) -> dict:
                 if source in inside and source in members:
                     union(group_of(source), group_of(op), flow=True)
 
-    out = {}
-    resolved: dict = {}
-    for op in ops:
-        root = find_root(groups[op])
-        where = resolved.get(root)
-        if where is None:
-            where = resolved[root] = _resolve(root, task, soft)
-        out[op] = where
-    return out
+    return resolve_by_root(ops, groups, lambda root: _resolve(root, task, soft))
 
 
 def _resolve(root: _Group, task, soft: bool) -> tuple:

@@ -27,7 +27,7 @@ i > 0: ``gpu(i)``, ``gpu_index``); ``full_name`` gives TF's name.
 from __future__ import annotations
 
 from tfc.frontend import dtypes, errors
-from tfc.distributed.placer import find_root
+from tfc.distributed.placer import find_root, resolve_by_root
 from tfc.frontend.device import DeviceSpec, full_device_name
 
 CPU, GPU = "CPU", "GPU"  # GPU: GPU 0; GPU i > 0 is "GPU:i"
@@ -174,15 +174,7 @@ def place(ops, gpus: int, soft: bool) -> dict:
             for source in [t.op for t in op._inputs] + list(op._control_inputs):
                 if source in inside and source in groups:
                     union(groups[source], groups[op], flow=True)
-    resolved: dict = {}
-    out = {}
-    for op in ops:
-        root = find_root(groups[op])
-        device = resolved.get(root)
-        if device is None:
-            device = resolved[root] = _resolve(root, soft, inside)
-        out[op] = device
-    return out
+    return resolve_by_root(ops, groups, lambda root: _resolve(root, soft, inside))
 
 
 def _resolve(root: _Group, soft: bool, inside: set) -> str:

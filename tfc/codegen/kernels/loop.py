@@ -66,7 +66,7 @@ def emit(program, index: int, op: ir.Operation) -> None:
     cost = max(1, len(members))
     if _flat(root, members, leaves):
         begin, end = kernel.parallel_range(out_type.num_elements, cost)
-        hint = interleave_hint(kernel.b.module, INTERLEAVE) if _interleaves(members, out_type) else None
+        hint = long_chain_hint(kernel, members, out_type.num_elements, INTERLEAVE_FROM)
         with counted_loop(kernel.b, begin, end, "i", hint=hint) as i:
             value = elemental.gen(root, Index(kernel, shape, linear=i))
             kernel.scalar.store(value, kernel.element_pointer(out, i), elem)
@@ -88,13 +88,15 @@ def emit(program, index: int, op: ir.Operation) -> None:
     program.call_kernel(kernel, params, index)
 
 
-def _interleaves(members, out_type) -> bool:
-    """A flat loop with inline transcendental functions, over enough elements (or a
-    count known only at run time) to repay the longer compile (~60 ms more for the
-    benchmark's tanh and logistic)."""
-    elements = out_type.num_elements
-    large = not isinstance(elements, int) or elements >= INTERLEAVE_FROM
-    return large and any(member.name in INLINE_FUNCTIONS for member in members)
+def long_chain_hint(kernel, members, elements, from_elements: int):
+    """The interleave hint for a loop whose ``members`` compute inline transcendental
+    functions over ``elements`` >= ``from_elements`` (or a count known only at run time:
+    enough to repay the longer compile, ~60 ms more for the benchmark's tanh and
+    logistic); else None."""
+    large = not isinstance(elements, int) or elements >= from_elements
+    if large and any(member.name in INLINE_FUNCTIONS for member in members):
+        return interleave_hint(kernel.b.module, INTERLEAVE)
+    return None
 
 
 def _concatenation_of_rows(root) -> bool:

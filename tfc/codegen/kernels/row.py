@@ -13,9 +13,8 @@ from tfc import ir
 from tfc.ir.dims import dims_product
 
 from ..kernel import Elemental, Index
-from ..llvm_util import CodegenError, counted_loop, interleave_hint, register_type
-from ..mathlib import INLINE_FUNCTIONS
-from .loop import INTERLEAVE
+from ..llvm_util import CodegenError, counted_loop, register_type
+from .loop import long_chain_hint
 
 INTERLEAVE_FROM_ROW = 256  # elements per row
 from .reduction import combine, identity
@@ -68,10 +67,7 @@ def _hint(kernel, members, row_elements):
     """Interleaving for a loop along a long row computing inline transcendental functions,
     as kernels/loop.py's flat loops (softmax over 1024 columns: the sum of exps 6.7 -> 5.8
     ms on one core for 4096 rows; the results move by an ulp: partial sums regroup)."""
-    long_row = not isinstance(row_elements, int) or row_elements >= INTERLEAVE_FROM_ROW
-    if long_row and any(member.name in INLINE_FUNCTIONS for member in members):
-        return interleave_hint(kernel.b.module, INTERLEAVE)
-    return None
+    return long_chain_hint(kernel, members, row_elements, INTERLEAVE_FROM_ROW)
 
 
 def _members_of(value) -> list:
