@@ -3,10 +3,11 @@
     python -m benchmarks.gpu [--reps 20] [--only elementwise,matmul] [--json out.json]
 
 Each workload is a TF1 graph compiled with ``tfc.compile(..., target="cuda")``; it is run
-once (inputs uploaded, result checked against JAX's), then ``replay()`` re-runs its plan
-on the data already on the device, as the peers run on device arrays. Training steps
-also run as ``Session.run`` on ``/gpu:0`` (variables in device memory, the batch fed
-from the host each step). Times are medians of ``--reps`` synchronised steps, in ms.
+once (inputs uploaded; the result checked against the same graph compiled for the CPU and
+against JAX's), then ``replay()`` re-runs its plan on the data already on the device, as
+the peers run on device arrays (a training step's replay updates its variables in device
+memory). Times are medians of ``--reps`` synchronised steps, in ms. A workload that fails
+is reported in its row (``error``) and the others still run.
 Elementwise and layernorm also print the fraction of the card's copy bandwidth
 (a device-to-device copy measured in the same run) their bytes would take.
 """
@@ -18,6 +19,7 @@ import os
 import statistics
 import sys
 import time
+import traceback
 
 import numpy as np
 
@@ -249,7 +251,7 @@ def _copy_bandwidth(driver) -> float:
         driver.free(b)
 
 
-def run(names, reps: int) -> list:
+def run(names, reps: int, json_path=None) -> list:
     import tfc
     import tfc.compat.v1 as tf
     from tfc.runtime.cuda import driver
@@ -268,41 +270,65 @@ def run(names, reps: int) -> list:
         cp = None
     rows = []
     for name in names:
-        inputs, graph_fn, jax_fn, cupy_fn, moved = WORKLOADS[name]()
         row = {"workload": name}
-        graph = tf.Graph()
-        with graph.as_default():
-            feeds, fetch = graph_fn(tf)
-            training = isinstance(fetch, tuple)
-            started = time.perf_counter()
-            if training:
-                session = tf.Session()
-                session.run(tf.global_variables_initializer())
-                program = tfc.compile(list(fetch), feeds=feeds, target="cuda", session=session)
-            else:
-                program = tfc.compile(fetch, feeds=feeds, target="cuda")
-            row["compile_s"] = time.perf_counter() - started
-            result = program(*inputs)
-            code = program.result.executable.code
-            row["tfc_ms"] = _median_ms(code.replay, reps)
-        if jax is not None:
-            device_inputs = [jax.device_put(a) for a in inputs]
-            jitted = jax.jit(lambda *a: jax_fn(jnp, jax, *a))
-            reference = jitted(*device_inputs)
-            row["jax_ms"] = _median_ms(lambda: jax.block_until_ready(jitted(*device_inputs)), reps)
-            ours = result[0] if training else result
-            theirs = np.asarray(reference[0] if training else reference)
-            scale = max(1e-30, float(np.abs(theirs).max()))
-            row["max_rel_err_vs_jax"] = float(np.abs(np.asarray(ours) - theirs).max() / scale)
-        if cp is not None and cupy_fn is not None:
-            device_inputs = [cp.asarray(a) for a in inputs]
-            fn = cupy_fn(cp)
-            row["cupy_ms"] = _median_ms(lambda: (fn(*device_inputs), cp.cuda.Device().synchronize()), reps)
-        if moved:
-            row["bandwidth_limit_ms"] = moved / bandwidth * 1e3
+        try:
+            _measure(name, row, reps, tfc, tf, jax, jnp, cp, bandwidth)
+        except Exception as exc:  # one workload's failure is reported in its row; the others still run
+            traceback.print_exc()
+            row["error"] = f"{type(exc).__name__}: {exc}"[:2000]
         rows.append(row)
         print(json.dumps(row), flush=True)
+        if json_path:
+            with open(json_path, "w") as f:
+                json.dump(rows, f, indent=1)
     return rows
+
+
+def _compiled(tfc, tf, graph_fn, target: str):
+    """(program, is_training, compile seconds) of a workload's graph for ``target``, in a new
+    graph (and, for training steps, a new session with freshly initialised variables)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        feeds, fetch = graph_fn(tf)
+        training = isinstance(fetch, tuple)
+        started = time.perf_counter()
+        if training:
+            session = tf.Session()
+            session.run(tf.global_variables_initializer())
+            program = tfc.compile(list(fetch), feeds=feeds, target=target, session=session)
+        else:
+            program = tfc.compile(fetch, feeds=feeds, target=target)
+        return program, training, time.perf_counter() - started
+
+
+def _max_rel_err(ours, theirs) -> float:
+    theirs = np.asarray(theirs, dtype=np.float64)
+    scale = max(1e-30, float(np.abs(theirs).max()))
+    return float(np.abs(np.asarray(ours, dtype=np.float64) - theirs).max() / scale)
+
+
+def _measure(name, row, reps, tfc, tf, jax, jnp, cp, bandwidth) -> None:
+    inputs, graph_fn, jax_fn, cupy_fn, moved = WORKLOADS[name]()
+    program, training, row["compile_s"] = _compiled(tfc, tf, graph_fn, "cuda")
+    result = program(*inputs)
+    ours = result[0] if training else result
+    code = program.result.executable.code
+    row["tfc_ms"] = _median_ms(code.replay, reps)
+    cpu_program, _, _ = _compiled(tfc, tf, graph_fn, "cpu")
+    cpu_result = cpu_program(*inputs)
+    row["max_rel_err_vs_cpu"] = _max_rel_err(ours, cpu_result[0] if training else cpu_result)
+    if jax is not None:
+        device_inputs = [jax.device_put(a) for a in inputs]
+        jitted = jax.jit(lambda *a: jax_fn(jnp, jax, *a))
+        reference = jitted(*device_inputs)
+        row["jax_ms"] = _median_ms(lambda: jax.block_until_ready(jitted(*device_inputs)), reps)
+        row["max_rel_err_vs_jax"] = _max_rel_err(ours, reference[0] if training else reference)
+    if cp is not None and cupy_fn is not None:
+        device_inputs = [cp.asarray(a) for a in inputs]
+        fn = cupy_fn(cp)
+        row["cupy_ms"] = _median_ms(lambda: (fn(*device_inputs), cp.cuda.Device().synchronize()), reps)
+    if moved:
+        row["bandwidth_limit_ms"] = moved / bandwidth * 1e3
 
 
 def main(argv=None) -> int:
@@ -312,10 +338,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(WORKLOADS)
-    rows = run(names, args.reps)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    run(names, args.reps, args.json)
     return 0
 
 

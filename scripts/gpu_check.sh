@@ -23,9 +23,11 @@ export PYTHONPATH="$SITE:$PWD"
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/device.txt"
 python3 -c "import llvmlite, numpy, google.protobuf as p; print('llvmlite', llvmlite.__version__, 'numpy', numpy.__version__, 'protobuf', p.__version__)" | tee -a "$OUT/device.txt"
-XDIST=""
-python3 -c "import xdist" 2>/dev/null && XDIST="-n 8"
-timeout "$TEST_SECONDS" python3 -m pytest -q -p no:cacheprovider $XDIST --maxfail=40 \
+python3 -c "from tfc.runtime.cuda import driver; d = driver(); print('driver', d.name, d.device_name(), d.compute_capability())" 2>&1 | tee -a "$OUT/device.txt"
+PYTEST_ARGS=""
+python3 -c "import xdist" 2>/dev/null && PYTEST_ARGS="-n 8 --dist load"
+python3 -c "import pytest_timeout" 2>/dev/null && PYTEST_ARGS="$PYTEST_ARGS --timeout 90"
+timeout "$TEST_SECONDS" python3 -m pytest -q -p no:cacheprovider $PYTEST_ARGS --maxfail=40 -rfE \
   tests/runtime/cuda tests/codegen/gpu/test_device_ops.py tests/codegen/gpu/test_device_fusions.py \
   tests/codegen/gpu/test_device_checks.py tests/codegen/gpu/test_device_control_flow.py \
   tests/codegen/gpu/test_device_cooperative.py tests/codegen/gpu/test_compile_target.py tests/codegen/gpu/test_ptx.py 2>&1 | tee "$OUT/tests.log" | tail -40
