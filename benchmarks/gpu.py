@@ -1,6 +1,6 @@
 """GPU benchmarks: tfc's GPU programs vs JAX (GPU) and CuPy, same run, same card.
 
-    python -m benchmarks.gpu [--reps 20] [--only elementwise,matmul] [--json out.json]
+    python -m benchmarks.gpu [--reps 20] [--only elementwise,matmul] [--json out.json] [--profile 8]
 
 Each workload is a TF1 graph compiled with ``tfc.compile(..., target="cuda")``; it is run
 once (inputs uploaded; the result checked against the same graph compiled for the CPU and
@@ -251,7 +251,7 @@ def _copy_bandwidth(driver) -> float:
         driver.free(b)
 
 
-def run(names, reps: int, json_path=None) -> list:
+def run(names, reps: int, json_path=None, profile: int = 0) -> list:
     import tfc
     import tfc.compat.v1 as tf
     from tfc.runtime.cuda import driver
@@ -272,7 +272,7 @@ def run(names, reps: int, json_path=None) -> list:
     for name in names:
         row = {"workload": name}
         try:
-            _measure(name, row, reps, tfc, tf, jax, jnp, cp, bandwidth)
+            _measure(name, row, reps, tfc, tf, jax, jnp, cp, bandwidth, profile)
         except Exception as exc:  # one workload's failure is reported in its row; the others still run
             traceback.print_exc()
             row["error"] = f"{type(exc).__name__}: {exc}"[:2000]
@@ -301,19 +301,49 @@ def _compiled(tfc, tf, graph_fn, target: str):
         return program, training, time.perf_counter() - started
 
 
+def _launch_profile(code, top: int) -> list:
+    """The ``top`` slowest launches of one replay of ``code``'s plan, each timed alone
+    (synchronised before and after, so launch latency is in every figure), with the total
+    and the launch count first: where a workload's GPU time goes."""
+    device = code.device
+    launch = device.launch
+    launches = []
+
+    def timed(kernel, blocks, block, args, what=""):
+        device.synchronize()
+        start = time.perf_counter()
+        launch(kernel, blocks, block, args, what)
+        device.synchronize()
+        launches.append((time.perf_counter() - start, kernel, blocks, block, what))
+
+    device.launch = timed
+    try:
+        code.replay()
+    finally:
+        del device.launch
+    launches.sort(key=lambda item: -item[0])
+    total = sum(item[0] for item in launches)
+    lines = [f"{len(launches)} launches, {total * 1e3:.3f} ms timed one by one"]
+    for seconds, kernel, blocks, block, what in launches[:top]:
+        lines.append(f"{seconds * 1e3:9.3f} ms  {kernel}  grid {blocks} x {block}  {what}")
+    return lines
+
+
 def _max_rel_err(ours, theirs) -> float:
     theirs = np.asarray(theirs, dtype=np.float64)
     scale = max(1e-30, float(np.abs(theirs).max()))
     return float(np.abs(np.asarray(ours, dtype=np.float64) - theirs).max() / scale)
 
 
-def _measure(name, row, reps, tfc, tf, jax, jnp, cp, bandwidth) -> None:
+def _measure(name, row, reps, tfc, tf, jax, jnp, cp, bandwidth, profile=0) -> None:
     inputs, graph_fn, jax_fn, cupy_fn, moved = WORKLOADS[name]()
     program, training, row["compile_s"] = _compiled(tfc, tf, graph_fn, "cuda")
     result = program(*inputs)
     ours = result[0] if training else result
     code = program.result.executable.code
     row["tfc_ms"] = _median_ms(code.replay, reps)
+    if profile:
+        print(f"{name}: " + "\n    ".join(_launch_profile(code, profile)), flush=True)
     cpu_program, _, _ = _compiled(tfc, tf, graph_fn, "cpu")
     cpu_result = cpu_program(*inputs)
     row["max_rel_err_vs_cpu"] = _max_rel_err(ours, cpu_result[0] if training else cpu_result)
@@ -336,9 +366,11 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--only", help="comma-separated workloads (default: all)")
     parser.add_argument("--json", help="write the rows to this file")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also print each workload's N slowest kernel launches")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(WORKLOADS)
-    run(names, args.reps, args.json)
+    run(names, args.reps, args.json, args.profile)
     return 0
 
 

@@ -142,6 +142,9 @@ def compile_module(module: ir.Module, dump: Optional[Callable] = None, constrain
         return _compile_module(module, dump, constraints, source_ops, op_names, native, profile, verify, precision)
 
 
+EMULATED_ARCH = "sm_80"  # the emulation stands in for any GPU: no driver is asked
+
+
 def default_arch(ordinal: int = 0) -> str:
     """The CUDA architecture of GPU ``ordinal`` when there is one, else sm_80."""
     from tfc.runtime.cuda import available, driver
@@ -149,7 +152,7 @@ def default_arch(ordinal: int = 0) -> str:
     if available():
         major, minor = (driver(ordinal) if ordinal else driver()).compute_capability()
         return f"sm_{major}{minor}"
-    return "sm_80"
+    return EMULATED_ARCH
 
 
 def _compile_cuda(module, dump, constraints, source_ops, op_names, native, verify, arch, emulate,
@@ -165,7 +168,7 @@ def _compile_cuda(module, dump, constraints, source_ops, op_names, native, verif
     report = PassManager(pipeline, verify=verify or default_verify(), dump=dump).run(module)
     timings = {"passes": time.perf_counter() - start}
     fusion = next((p for p in pipeline if isinstance(p, Fusion)), None)
-    arch = arch or default_arch(ordinal)
+    arch = arch or (EMULATED_ARCH if emulate else default_arch(ordinal))
     if not native:
         return CompileResult(module, None, report, None, timings, fusion, target="cuda", arch=arch)
     function = module.main

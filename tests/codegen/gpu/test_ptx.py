@@ -110,3 +110,42 @@ def test_unknown_arch_is_refused():
 def test_ptxas_errors_are_reported():
     with pytest.raises(CodegenError, match="ptxas rejected the PTX for sm_80"):
         ptx_module.assemble(".version 7.0\n.target sm_80\n.address_size 64\nnot ptx at all\n", "sm_80")
+
+
+def test_remainders_become_libdevice_fmod():
+    """NVPTX expands frem as x - trunc(x/y)*y (17662742 rem 2.5 = -0.5 on an H200): every
+    scalar frem becomes C's fmod, which to_libdevice renames to libdevice's exact one."""
+    text = ("define void @k(float %a, double %b) {\n"
+            '  %".2" = frem float %a, 2.500000e+00\n'
+            "  %s = frem fast double %b, %b\n"
+            "  ret void\n}\n")
+    rewritten = ptx_module.exact_remainders(text)
+    assert '  %".2" = call float @fmodf(float %a, float 2.500000e+00)\n' in rewritten
+    assert "  %s = call double @fmod(double %b, double %b)\n" in rewritten
+    assert rewritten.endswith("\ndeclare double @fmod(double, double)\n\ndeclare float @fmodf(float, float)\n")
+    renamed = ptx_module.to_libdevice(rewritten)
+    assert "@__nv_fmodf(float %a" in renamed and "declare double @__nv_fmod(double, double)" in renamed
+
+
+def test_a_declared_fmod_is_not_declared_twice():
+    text = "declare float @fmodf(float, float)\ndefine float @k(float %a) {\n  %r = frem float %a, %a\n  ret float %r\n}\n"
+    assert ptx_module.exact_remainders(text).count("declare float @fmodf") == 1
+
+
+def test_a_vector_remainder_is_refused():
+    text = "define <2 x float> @k(<2 x float> %a) {\n  %r = frem <2 x float> %a, %a\n  ret <2 x float> %r\n}\n"
+    with pytest.raises(CodegenError, match="vector frem"):
+        ptx_module.exact_remainders(text)
+
+
+@needs_libdevice
+def test_floormod_kernel_calls_no_approximate_remainder():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [None], name="x")
+        y = tf.placeholder(tf.float32, [None], name="y")
+        program = tfc.compile(tf.floormod(x, y), feeds=[x, y], target="cuda", arch="sm_90")
+    optimised = ptx_module.compile_ptx(program.result.program.module_text("ptx"), program.result.program.kernels,
+                                       "sm_90", keep_ir=True)[1]
+    assert " frem " not in optimised
+    assert not re.search(r"call[^;]*fmod", program.ptx)  # libdevice's fmodf inlined

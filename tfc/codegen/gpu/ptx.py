@@ -34,7 +34,7 @@ LIBDEVICE_ENV = "TFC_LIBDEVICE"
 _LIBDEVICE_INTRINSICS = {"exp", "exp2", "exp10", "log", "log2", "log10", "pow", "sin", "cos", "tan", "asin",
                          "acos", "atan", "sinh", "cosh", "tanh", "atan2"}
 # C math functions the CPU kernels call by name (scalar.py's libm table), f32 spelled with 'f'
-_LIBM = {"tanhf", "expm1f", "log1pf", "erff", "atan2f", "tanh", "expm1", "log1p", "erf", "atan2"}
+_LIBM = {"tanhf", "expm1f", "log1pf", "erff", "atan2f", "fmodf", "tanh", "expm1", "log1p", "erf", "atan2", "fmod"}
 # intrinsics NVPTX lowers itself (the part of the name after "llvm.", up to the type suffix)
 _NATIVE_INTRINSICS = {"fabs", "sqrt", "fma", "fmuladd", "floor", "ceil", "trunc", "rint", "round", "roundeven",
                       "nearbyint", "copysign", "minnum", "maxnum", "minimum", "maximum", "memcpy", "memset",
@@ -43,6 +43,12 @@ _NATIVE_INTRINSICS = {"fabs", "sqrt", "fma", "fmuladd", "floor", "ceil", "trunc"
                       "assume", "expect", "is.fpclass", "sadd.with.overflow", "ssub.with.overflow",
                       "smul.with.overflow", "uadd.with.overflow", "usub.with.overflow", "umul.with.overflow"}
 _DEVICE_RUNTIME = {"malloc", "free"}  # CUDA's device heap
+# ``%r = frem [flags] float|double %x, %y``: NVPTX expands frem as x - trunc(x/y)*y, which is
+# wrong once x/y rounds (17662742 rem 2.5 gives -0.5, not 2)
+_FREM = re.compile(r'^(\s*%(?:"[^"]*"|[-\w.$]+) = )frem'
+                   r" (?:(?:fast|nnan|ninf|nsz|arcp|contract|afn|reassoc) )*"
+                   r"(float|double) ([^,]+), (.+?)\s*$", re.M)
+_FREM_FUNCTION = {"float": "fmodf", "double": "fmod"}
 _REFERENCE = re.compile(r'@"([^"]+)"|@([-\w.$]+)')
 _TYPE_SUFFIX = re.compile(r"\.(f16|f32|f64|v\d+f(?:16|32|64)|i\d+|p\d+(?:i\d+)?|p0)(?=\.|$)")
 
@@ -74,6 +80,28 @@ def _libdevice_name(name: str) -> Optional[str]:
     if match and match.group(1) in _LIBDEVICE_INTRINSICS:
         return f"__nv_{match.group(1)}" + ("f" if match.group(2) == "f32" else "")
     return None
+
+
+def exact_remainders(text: str) -> str:
+    """``text`` with every scalar ``frem`` made a call of C's fmod/fmodf (libdevice's exact
+    __nv_fmod/__nv_fmodf once ``to_libdevice`` renames it), declared where needed. A vector
+    frem is refused: kernels for the GPU compute one element per lane."""
+    used = set()
+
+    def call(match):
+        prefix, type_, x, y = match.groups()
+        used.add(type_)
+        return f"{prefix}call {type_} @{_FREM_FUNCTION[type_]}({type_} {x}, {type_} {y})"
+
+    text = _FREM.sub(call, text)
+    if re.search(r"= frem ", text):
+        raise CodegenError("a vector frem reached the GPU module: NVPTX computes frem approximately, "
+                           "and only scalar remainders become libdevice's exact fmod")
+    for type_ in sorted(used):
+        name = _FREM_FUNCTION[type_]
+        if not re.search(rf"^declare [^\n]*@{name}\(", text, re.M):
+            text += f"\ndeclare {type_} @{name}({type_}, {type_})\n"
+    return text
 
 
 def to_libdevice(text: str) -> str:
@@ -136,7 +164,7 @@ def compile_ptx(text: str, entries, arch: str = "sm_90", keep_ir: bool = False):
 
     from ..jit import optimize
 
-    text = to_libdevice(text)
+    text = to_libdevice(exact_remainders(text))
     for name in {m.group(1) or m.group(2) for m in _REFERENCE.finditer(text)}:
         if name.startswith("llvm.") and not device_function(name):
             raise CodegenError(f"the NVPTX backend has no lowering for {name}")
