@@ -76,7 +76,7 @@ def test_tile_shapes_follow_the_sizes():
     x, w = rng.standard_normal((150, 8)).astype(np.float32), rng.standard_normal((8, 40)).astype(np.float32)
     np.testing.assert_allclose(narrow(x, w)[0], x @ w, rtol=1e-5, atol=1e-5)
     thin_layer = _compile(lambda x, w: [tf.matmul(x, w)], [[None, 8], [8, 10]])
-    assert _dot_blocks(thin_layer) == [None]  # N = 10 < 64: the item kernel
+    assert _dot_blocks(thin_layer) == [None]  # N = 10 < 32 and K = 8: the item kernel
     wide = _compile(lambda x, w: [tf.matmul(x, w)], [[None, 8], [8, 100]])
     (launch,) = [s for s in wide.result.program.plan if isinstance(s, Launch)]
     assert str(launch.extent) == "2*((s0+63)//64)"  # 64 x 64 tiles: N = 100 < 128
@@ -195,7 +195,7 @@ def _launch_list(compiled) -> list:
 
 
 def test_a_weight_gradient_splits_its_long_contraction(monkeypatch):
-    """x^T dy over a batch: 6 output tiles, so 32 blocks per tile each sum a part of the
+    """x^T dy over a batch: 6 output tiles, so 43 blocks per tile (towards 256) each sum a part of the
     batch into partials, and a second launch adds the parts in order and applies the
     epilogue (here the SGD update)."""
     def build(x, dy):
@@ -203,7 +203,7 @@ def test_a_weight_gradient_splits_its_long_contraction(monkeypatch):
 
     shapes = [[None, 300], [None, 200]]
     compiled = _compile(build, shapes)
-    assert _launch_list(compiled) == [(gemm.THREADS, str(6 * gemm.MAX_SPLIT)), (None, "60000")]
+    assert _launch_list(compiled) == [(gemm.THREADS, str(6 * -(-gemm.TARGET_BLOCKS // 6))), (None, "60000")]
     rng = np.random.default_rng(12)
     inputs = [rng.standard_normal((1000, 300)).astype(np.float32), rng.standard_normal((1000, 200)).astype(np.float32)]
     (got,) = compiled(*inputs)
@@ -224,7 +224,7 @@ def test_a_conv_filter_gradient_splits_over_the_batch_pixels():
 
     shapes = [[None, 10, 10, 8], [3, 3, 8, 64]]
     compiled = _compile(build, shapes)
-    # the filter gradient: [8*3*3, 64] in 64 x 64 tiles (2), times 32 parts of the s0*100 pixels
+    # the filter gradient: [8*3*3, 64] in 64 x 64 tiles (2), times 128 parts of the s0*100 pixels
     assert (gemm.THREADS, str(2 * gemm.MAX_SPLIT)) in _launch_list(compiled)
     rng = np.random.default_rng(14)
     x = rng.standard_normal((4, 10, 10, 8)).astype(np.float32)
@@ -232,8 +232,53 @@ def test_a_conv_filter_gradient_splits_over_the_batch_pixels():
     np.testing.assert_allclose(compiled(x, w)[0], _cpu_result(build, shapes, [x, w]), rtol=2e-4, atol=2e-3)
 
 
+def test_narrow_products_with_long_contractions_take_tiles(monkeypatch):
+    """A 10-output dense layer over 300 inputs (128 x 32 tiles of an unknown batch of rows,
+    split in parts by a count known at run time) and its weight gradient summed over the
+    batch (64 x 10 outputs: one tile in 128 parts), where a thread per output would walk
+    the whole contraction alone."""
+    def build(x, w, dy):
+        return [tf.matmul(x, w), tf.matmul(x[:, :64], dy, transpose_a=True)]
+
+    shapes = [[None, 300], [300, 10], [None, 10]]
+    compiled = _compile(build, shapes)
+    launches = _launch_list(compiled)
+    rows = launches[1][1][len("10*"):]
+    assert launches[:2] == [(gemm.THREADS, f"((2*(({rows}+127)//128)+256)//(2*(({rows}+127)//128)+64))*"
+                                           f"(({rows}+127)//128)"), (None, f"10*{rows}")]
+    assert launches[-2:] == [(gemm.THREADS, str(gemm.MAX_SPLIT)), (None, "640")]
+    rng = np.random.default_rng(16)
+    inputs = [rng.standard_normal((200, 300)).astype(np.float32), rng.standard_normal((300, 10)).astype(np.float32),
+              rng.standard_normal((200, 10)).astype(np.float32)]
+    dense, gradient = compiled(*inputs)
+    np.testing.assert_allclose(dense, inputs[0].astype(np.float64) @ inputs[1], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gradient, inputs[0][:, :64].T.astype(np.float64) @ inputs[2], rtol=1e-4, atol=1e-4)
+    if EMULATE:  # the same bits with the emulation's threads in the other order: no race
+        monkeypatch.setenv(block.DESCENDING_ENV, "1")
+        again = _compile(build, shapes)(*inputs)
+        np.testing.assert_array_equal(again[0], dense)
+        np.testing.assert_array_equal(again[1], gradient)
+
+
+def test_a_one_channel_conv_filter_gradient_splits_into_small_tiles():
+    """The first layer of a CNN: its filter gradient is [5*5*1, 32] (M = 25 < 64) summed
+    over every pixel of the batch: one 64 x 64 tile in 128 parts."""
+    def build(x, w):
+        y = tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
+        return tf.gradients(tf.reduce_sum(y * y), [w])
+
+    shapes = [[None, 12, 12, 1], [5, 5, 1, 32]]
+    compiled = _compile(build, shapes)
+    assert (gemm.THREADS, str(gemm.MAX_SPLIT)) in _launch_list(compiled)
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((3, 12, 12, 1)).astype(np.float32)
+    w = rng.standard_normal((5, 5, 1, 32)).astype(np.float32)
+    np.testing.assert_allclose(compiled(x, w)[0], _cpu_result(build, shapes, [x, w]), rtol=2e-4, atol=2e-3)
+
+
 def test_how_many_parts():
     from tfc import ir as tfc_ir
+    from tfc.ir.dims import dim_eval
 
     def dot(m, n, k):
         text = func(f"(%a: f32[{k},{m}], %b: f32[{k},{n}]) -> (f32[{m},{n}])",
@@ -244,6 +289,11 @@ def test_how_many_parts():
     assert gemm.split_count(dot("s1", 512, "s0")) == 1  # tiles unknown: as many as rows
     assert gemm.split_count(dot(784, 512, 256)) == 256 // (8 * gemm.MIN_PART_TILES)  # a short contraction
     assert gemm.split_count(dot(2048, 2048, 4096)) == 1  # 256 tiles fill the GPU
+    # a known contraction over rows known only at run time: parts = (256 + 2c) // (2c + 256 // limit)
+    parts = gemm.split_count(dot("s0", 10, 3136))  # 128 x 32 tiles, limit 3136 // 64 = 49
+    assert str(parts) == "(2*((s0+127)//128)+256)//(2*((s0+127)//128)+5)"
+    assert [dim_eval(parts, {"s0": rows}) for rows in (1, 256, 4096, 16384, 10 ** 6)] == [36, 28, 4, 1, 1]
+    assert gemm.split_count(dot("s0", 512, 784)) == 1  # wide: as many tiles as rows
 
 
 def test_half_precision_accumulates_in_f32(monkeypatch):
@@ -261,7 +311,7 @@ def test_half_precision_accumulates_in_f32(monkeypatch):
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-2)
     np.testing.assert_array_equal(got, _item_kernel_result(monkeypatch, _dense, shapes, [x, w], tf.float16)[0])
     gradient = _compile(lambda a, b: [tf.matmul(a, b, transpose_a=True)], [[None, 130], [None, 140]], tf.float16)
-    assert [extent for _, extent in _launch_list(gradient)] == [str(4 * gemm.MAX_SPLIT), str(130 * 140)]
+    assert [extent for _, extent in _launch_list(gradient)] == [str(4 * -(-gemm.TARGET_BLOCKS // 4)), str(130 * 140)]
     a = rng.standard_normal((500, 130)).astype(np.float16)
     b = rng.standard_normal((500, 140)).astype(np.float16)
     np.testing.assert_allclose(gradient(a, b)[0].astype(np.float64), a.T.astype(np.float64) @ b, rtol=3e-3,

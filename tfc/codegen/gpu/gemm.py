@@ -37,7 +37,9 @@ under pixel m's window (computed from the indices while loading: no im2col buffe
 the filter is already the row-major ``[K, N]`` matrix B.
 
 Applies to f16, f32 and f64 dots with one contracting dim on each side and such convs,
-with M >= 64 and N >= 32 (or unknown while compiling). f16 operands are widened to f32 as
+with M >= 64 and N >= 32 (or unknown while compiling), or narrower with a long
+contraction (``_pays``): one thread per output would walk it alone (a 10-output dense
+layer, a one-channel conv's filter gradient). f16 operands are widened to f32 as
 they are loaded into shared memory; the sums are f32 (the partials of a split too) and
 round once to f16 when stored, as the item kernels and the evaluator do. Others keep the
 item kernels.
@@ -47,7 +49,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from tfc import ir
-from tfc.ir.dims import dim_ceildiv, dim_mul, dims_product
+from tfc.ir.dims import dim_add, dim_ceildiv, dim_floordiv, dim_mul, dims_product
 
 from . import block
 from ..llvm_util import const_i64, counted_loop, if_then, register_type
@@ -61,7 +63,9 @@ SMALL = (64, 64, 16, 4, 4)
 NARROW = (128, 32, 8, 8, 2)  # 32 to 63 columns (a layer of 32 channels)
 MIN_ROWS, MIN_COLUMNS = 64, 32
 TARGET_BLOCKS = 256  # blocks that fill a large GPU (132 SMs x 2 resident blocks of 256 threads)
-MAX_SPLIT = 32  # parts of a split contraction
+MAX_SPLIT = 128  # parts of a split contraction
+MIN_NARROW_DEPTH = 128  # contraction length from which a product under MIN_ROWS x MIN_COLUMNS may take tiles
+MIN_NARROW_WORK = 1 << 20  # multiply-adds from which it does, when all its sizes are known
 MIN_PART_TILES = 8  # k-tiles of a part at least (when K is known)
 
 
@@ -69,16 +73,35 @@ def applies(core: ir.Operation) -> bool:
     if core.result.type.elem not in (ir.ElemType.F16, ir.ElemType.F32, ir.ElemType.F64):
         return False
     if core.name == "conv":
-        return core.attrs.get("groups", 1) == 1 and _large(_conv_sizes(core)[:2])
+        return core.attrs.get("groups", 1) == 1 and _pays(_conv_sizes(core))
     if core.name != "dot":
         return False
     (lc, rc) = core.attrs["contract"]
-    return len(lc) == 1 and len(rc) == 1 and _large(_dot_sizes(core)[:2])
+    return len(lc) == 1 and len(rc) == 1 and _pays(_dot_sizes(core))
 
 
-def _large(sizes) -> bool:
+def _wide(sizes) -> bool:
+    """At least MIN_ROWS x MIN_COLUMNS outputs (or unknown while compiling)."""
     m, n = sizes
     return all(not isinstance(s, int) or s >= least for s, least in ((m, MIN_ROWS), (n, MIN_COLUMNS)))
+
+
+def _pays(sizes) -> bool:
+    """Tiles pay for a product at least MIN_ROWS x MIN_COLUMNS, and for a narrower one with
+    a long contraction (a dense layer of 10 outputs, the filter gradient of a conv on one
+    input channel: a thread per output would walk it alone): an unknown one (over the
+    batch), or one of MIN_NARROW_DEPTH or more with a batch of rows or MIN_NARROW_WORK
+    multiply-adds."""
+    m, n, k, batch = sizes
+    if _wide((m, n)):
+        return True
+    if not isinstance(k, int):
+        return True
+    if k < MIN_NARROW_DEPTH:
+        return False
+    if not all(isinstance(s, int) for s in (m, n, batch)):
+        return True
+    return m * n * k * batch >= MIN_NARROW_WORK
 
 
 def _dot_sizes(core: ir.Operation) -> tuple:
@@ -101,27 +124,36 @@ def _conv_sizes(core: ir.Operation) -> tuple:
 def tiles(core: ir.Operation) -> tuple:
     """(BM, BN, BK, TM, TN) for ``core``."""
     m, n = (_conv_sizes(core) if core.name == "conv" else _dot_sizes(core))[:2]
+    if isinstance(m, int) and m < SMALL[0]:
+        return SMALL
     if isinstance(n, int) and n < SMALL[1]:
         return NARROW
     small = any(isinstance(s, int) and s < LARGE[0] for s in (m, n))
     return SMALL if small else LARGE
 
 
-def split_count(core: ir.Operation) -> int:
-    """Parts the contraction of ``core`` is split into (1: none). A product with few output
-    tiles and a long contraction (a weight gradient: 784 x 512 summed over the batch; a
-    conv's filter gradient, over every pixel of the batch) would leave most of the GPU idle
-    with a block per tile, so its k-tiles are shared out between up to MAX_SPLIT blocks per
-    tile, towards TARGET_BLOCKS blocks, each part at least MIN_PART_TILES k-tiles deep."""
+def split_count(core: ir.Operation):
+    """Parts (a dim; 1: none) the contraction of ``core`` is split into. A product with few
+    output tiles and a long contraction (a weight gradient: 784 x 512 summed over the batch;
+    a conv's filter gradient, over every pixel of the batch) would leave most of the GPU
+    idle with a block per tile, so its k-tiles are shared out between up to MAX_SPLIT
+    blocks per tile, towards TARGET_BLOCKS blocks, each part at least MIN_PART_TILES k-tiles
+    deep. For a narrow product (under MIN_ROWS x MIN_COLUMNS) with a known contraction and
+    a tile count known only at run time (an unknown batch of rows: a 10-output dense
+    layer), the parts are ``(T + 2c) // (2c + T // limit)``
+    for c tiles: about the limit for one tile, fewer as c grows, 1 from c >= T / 2."""
     BM, BN, BK = tiles(core)[:3]
     m, n, k, batch = _conv_sizes(core) if core.name == "conv" else _dot_sizes(core)
     count = dims_product([batch, dim_ceildiv(m, BM), dim_ceildiv(n, BN)])
-    if not isinstance(count, int) or count >= TARGET_BLOCKS:
+    limit = MAX_SPLIT if not isinstance(k, int) else min(MAX_SPLIT, k // (BK * MIN_PART_TILES))
+    if limit <= 1:
         return 1
-    parts = min(MAX_SPLIT, -(-TARGET_BLOCKS // count))
-    if isinstance(k, int):
-        parts = min(parts, k // (BK * MIN_PART_TILES))
-    return max(1, parts)
+    if isinstance(count, int):
+        return 1 if count >= TARGET_BLOCKS else min(limit, -(-TARGET_BLOCKS // count))
+    if not isinstance(k, int) or _wide((m, n)):
+        return 1
+    twice = dim_mul(2, count)
+    return dim_floordiv(dim_add(TARGET_BLOCKS, twice), dim_add(twice, TARGET_BLOCKS // limit))
 
 
 def emit(program, index: int, op: ir.Operation, core: ir.Operation, root, leaves: dict) -> None:
@@ -133,11 +165,11 @@ def emit(program, index: int, op: ir.Operation, core: ir.Operation, root, leaves
     kind = _SharedTiledConv if core.name == "conv" else _SharedTiledDot
     values = [op.result] + list(op.operands)
     partials = None
-    if parts > 1:
+    if parts != 1:
         from tfc.passes.buffer_assign import value_bytes
 
         wide = ir.ElemType.F32 if core.result.type.elem is ir.ElemType.F16 else core.result.type.elem
-        partials = program.scratch_buffer(value_bytes(core.result.type.with_elem(wide)) * parts)
+        partials = program.scratch_buffer(dim_mul(value_bytes(core.result.type.with_elem(wide)), parts))
 
     def describe(cooperative: block.Block) -> None:
         kernel = cooperative.k
@@ -169,7 +201,7 @@ class _BlockTiles:
         self.lhs_k_inner, self.rhs_k_inner = lhs_k_inner, rhs_k_inner
         self.parts, self.partials = 1, None
 
-    def split_contraction(self, parts: int, partials) -> None:
+    def split_contraction(self, parts, partials) -> None:
         """Compute part ``item % parts`` of the k-tiles into ``partials`` (raw i8* scratch:
         ``[parts, outputs]``), no epilogue, instead of whole tiles (``parts == 1``)."""
         self.parts = parts
@@ -189,14 +221,15 @@ class _BlockTiles:
         acc = cooperative.private(element, TM * TN)
 
         item = cooperative.item
-        part, item = b.srem(item, const_i64(self.parts)), b.sdiv(item, const_i64(self.parts))
+        parts = k.dim(self.parts)
+        part, item = b.srem(item, parts), b.sdiv(item, parts)
         nt = b.srem(item, NT)
         rest = b.sdiv(item, NT)
         mt, batch = b.srem(rest, MT), b.sdiv(rest, MT)
         m0, n0 = b.mul(mt, const_i64(BM)), b.mul(nt, const_i64(BN))
         self.start(batch)
         zero = k.scalar.constant(0, self.elem)
-        depth = k.pro.sdiv(k.pro.add(KT, const_i64(self.parts - 1)), const_i64(self.parts))  # k-tiles per part
+        depth = k.pro.sdiv(k.pro.add(KT, k.pro.sub(parts, const_i64(1))), parts)  # k-tiles per part
         first = b.mul(part, depth)
         last = b.add(first, depth)
         last = b.select(b.icmp_signed("<", last, KT), last, KT)
@@ -263,7 +296,7 @@ class _PartialSums(_Contraction):
     """The second launch of a split contraction: an item per output element sums its
     ``parts`` partials in part order and applies the epilogue (``_Contraction.store``)."""
 
-    def __init__(self, kernel, core, root, leaves, out, parts: int, partials):
+    def __init__(self, kernel, core, root, leaves, out, parts, partials):
         super().__init__(kernel, core, root, leaves, out)
         self.parts = parts
         self.partials = kernel.pro.bitcast(partials, register_type(self.elem).as_pointer())
@@ -274,10 +307,10 @@ class _PartialSums(_Contraction):
         slot = self.accumulators(1)[0]
         begin, end = k.parallel_range(self.core.result.type.num_elements, self.parts)
         with counted_loop(b, begin, end, "e") as e:
-            total = b.load(b.gep(self.partials, [e]))
-            for part in range(1, self.parts):
-                total = b.fadd(total, b.load(b.gep(self.partials, [b.add(e, b.mul(const_i64(part), outputs))])))
-            b.store(total, slot)
+            b.store(b.load(b.gep(self.partials, [e])), slot)
+            with counted_loop(b, 1, k.dim(self.parts), "part") as part:
+                partial = b.load(b.gep(self.partials, [b.add(e, b.mul(part, outputs))]))
+                b.store(b.fadd(b.load(slot), partial), slot)
             self.store(slot, k.delinearize(e, self.out_shape), e)
 
 
