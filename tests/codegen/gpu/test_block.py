@@ -130,6 +130,25 @@ def test_softmax_and_layer_norm_run_a_block_per_row(length, monkeypatch):
     np.testing.assert_allclose(normalised, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("length, written_out", [(7, True), (1024, True), (1500, True), (5000, False)])
+def test_a_static_rows_passes_are_written_out_with_the_loops_bits(length, written_out, monkeypatch):
+    """Up to UNROLLED_SHARE elements per thread a pass over the row is straight-line code
+    (no "rj" / "j" loop in the kernel), combining in the loop's order: the same bits."""
+    from tfc.codegen.gpu import row
+
+    monkeypatch.setenv("TFC_GPU_EMULATION", "1")
+    data = np.random.default_rng(5).standard_normal((5, length)).astype(np.float32) * 3
+    graph, x, fetches = _row_graph(length)
+    compiled = tfc.compile(fetches, feeds=[x], target="cuda", arch="sm_80", emulate=EMULATE)
+    text = compiled.result.program.module_text("ptx")
+    assert ("rj.head" not in text) == written_out
+    monkeypatch.setattr(row, "UNROLLED_SHARE", 0)
+    looped = tfc.compile(fetches, feeds=[x], target="cuda", arch="sm_80", emulate=EMULATE)
+    assert "rj.head" in looped.result.program.module_text("ptx")
+    for got, expected in zip(compiled(data), looped(data)):
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_f16_rows_accumulate_in_f32(monkeypatch):
     monkeypatch.setenv("TFC_GPU_EMULATION", "1")
     graph, x, fetches = _row_graph(500, tf.float16)
