@@ -1,6 +1,7 @@
 """GPU benchmarks: tfc's GPU programs vs JAX (GPU) and CuPy, same run, same card.
 
     python -m benchmarks.gpu [--reps 20] [--only elementwise,matmul] [--json out.json] [--profile 8]
+                             [--variant row-loops ...]
 
 Each workload is a TF1 graph compiled with ``tfc.compile(..., target="cuda")``; it is run
 once (inputs uploaded; the result checked against the same graph compiled for the CPU and
@@ -14,6 +15,7 @@ Elementwise and layernorm also print the fraction of the card's copy bandwidth
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -251,7 +253,53 @@ def _copy_bandwidth(driver) -> float:
         driver.free(b)
 
 
-def run(names, reps: int, json_path=None, profile: int = 0) -> list:
+# Earlier versions of tfc's GPU kernels, to time against the current ones in the same run
+# (``--variant NAME``): (what it stands for, [(module name, attribute, value)]).
+VARIANTS = {
+    "row-loops": ("rows walked as loops (gpu/row.py before its written-out shares)",
+                  [("row", "UNROLLED_SHARE", 0)]),
+    "narrow-items": ("narrow products on the thread-per-output kernel (gpu/gemm.py before narrow tiles)",
+                     [("gemm", "_pays", "wide only")]),
+    "split-32": ("split contractions in at most 32 parts (gpu/gemm.py before 128)", [("gemm", "MAX_SPLIT", 32)]),
+}
+
+
+@contextlib.contextmanager
+def _variant(name: str):
+    """Compile with ``VARIANTS[name]``'s settings in place."""
+    from tfc.codegen.gpu import gemm, row
+
+    modules = {"gemm": gemm, "row": row}
+    changes = []
+    for module_name, attribute, value in VARIANTS[name][1]:
+        module = modules[module_name]
+        if value == "wide only":
+            value = lambda sizes: gemm._wide(sizes[:2])  # noqa: E731 - the old rule, as a drop-in
+        changes.append((module, attribute, getattr(module, attribute)))
+        setattr(module, attribute, value)
+    try:
+        yield
+    finally:
+        for module, attribute, value in reversed(changes):
+            setattr(module, attribute, value)
+
+
+def _measure_variant(name: str, variant: str, reps: int, tfc, tf) -> dict:
+    """tfc's time for workload ``name`` compiled as ``variant``, and its agreement with the
+    current compile's CPU result."""
+    row = {"workload": name, "variant": variant}
+    inputs, graph_fn = WORKLOADS[name]()[:2]
+    with _variant(variant):
+        program, training, row["compile_s"] = _compiled(tfc, tf, graph_fn, "cuda")
+    result = program(*inputs)
+    row["tfc_ms"] = _median_ms(program.result.executable.code.replay, reps)
+    cpu_result = _compiled(tfc, tf, graph_fn, "cpu")[0](*inputs)
+    row["max_rel_err_vs_cpu"] = _max_rel_err(result[0] if training else result,
+                                             cpu_result[0] if training else cpu_result)
+    return row
+
+
+def run(names, reps: int, json_path=None, profile: int = 0, variants=()) -> list:
     import tfc
     import tfc.compat.v1 as tf
     from tfc.runtime.cuda import driver
@@ -278,6 +326,13 @@ def run(names, reps: int, json_path=None, profile: int = 0) -> list:
             row["error"] = f"{type(exc).__name__}: {exc}"[:2000]
         rows.append(row)
         print(json.dumps(row), flush=True)
+        for variant in variants:
+            try:
+                rows.append(_measure_variant(name, variant, reps, tfc, tf))
+            except Exception as exc:  # noqa: BLE001 - reported in its row
+                traceback.print_exc()
+                rows.append({"workload": name, "variant": variant, "error": f"{type(exc).__name__}: {exc}"[:2000]})
+            print(json.dumps(rows[-1]), flush=True)
         if json_path:
             with open(json_path, "w") as f:
                 json.dump(rows, f, indent=1)
@@ -368,9 +423,12 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write the rows to this file")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also print each workload's N slowest kernel launches")
+    parser.add_argument("--variant", action="append", choices=sorted(VARIANTS),
+                        help="also time tfc compiled as this earlier version (repeatable): "
+                             + "; ".join(f"{k}: {v[0]}" for k, v in VARIANTS.items()))
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(WORKLOADS)
-    run(names, args.reps, args.json, args.profile)
+    run(names, args.reps, args.json, args.profile, args.variant or ())
     return 0
 
 

@@ -55,3 +55,16 @@ def test_the_cnn_training_step_assembles(cnn_train):
     program = cnn_train.result.program
     text = ptx_module.compile_ptx(program.module_text("ptx"), program.kernels, "sm_90")
     assert ptx_module.assemble(text, "sm_90")[:4] == b"\x7fELF"
+
+
+def test_variants_compile_the_earlier_kernels_and_restore_the_current_ones():
+    from tfc.codegen.gpu import gemm, row
+
+    current = _cooperative_launches(_compiled("cnn"))
+    with gpu._variant("narrow-items"):
+        assert _cooperative_launches(_compiled("cnn")) == current - 1  # the 3136 x 10 dense layer
+    with gpu._variant("row-loops"), gpu._variant("split-32"):
+        assert (row.UNROLLED_SHARE, gemm.MAX_SPLIT) == (0, 32)
+        assert "rj.head" in _compiled("layernorm").result.program.module_text("ptx")
+    assert "rj.head" not in _compiled("layernorm").result.program.module_text("ptx")
+    assert (row.UNROLLED_SHARE, gemm.MAX_SPLIT, gemm._pays.__name__) == (16, 128, "_pays")
