@@ -261,6 +261,8 @@ VARIANTS = {
     "narrow-items": ("narrow products on the thread-per-output kernel (gpu/gemm.py before narrow tiles)",
                      [("gemm", "_pays", "wide only")]),
     "split-32": ("split contractions in at most 32 parts (gpu/gemm.py before 128)", [("gemm", "MAX_SPLIT", 32)]),
+    "small-tiles": ("64 x 64 tiles where 128 x 64 ones are now (gpu/gemm.py before MEDIUM)",
+                    [("gemm", "MEDIUM", "SMALL")]),
 }
 
 
@@ -275,6 +277,8 @@ def _variant(name: str):
         module = modules[module_name]
         if value == "wide only":
             value = lambda sizes: gemm._wide(sizes[:2])  # noqa: E731 - the old rule, as a drop-in
+        elif value == "SMALL":
+            value = gemm.SMALL
         changes.append((module, attribute, getattr(module, attribute)))
         setattr(module, attribute, value)
     try:

@@ -51,7 +51,8 @@ def _dense(x, w):
     return [tf.nn.relu(tf.matmul(x, w) + tf.cast(tf.range(tf.shape(w)[1]), x.dtype) * 0.25)]
 
 
-@pytest.mark.parametrize("m, k, n", [(130, 200, 150), (64, 17, 64), (257, 33, 129), (70, 1, 300), (65, 0, 64)])
+@pytest.mark.parametrize("m, k, n", [(130, 200, 150), (64, 17, 64), (257, 33, 129), (70, 1, 300), (65, 0, 64),
+                                     (200, 40, 100)])
 def test_dense_layers_match_numpy_and_the_item_kernel_bit_for_bit(m, k, n, monkeypatch):
     shapes = [[None, k], [k, n]]
     compiled = _compile(_dense, shapes)
@@ -69,6 +70,7 @@ def test_tile_shapes_follow_the_sizes():
     assert gemm.LARGE[0] * gemm.LARGE[1] // (gemm.LARGE[3] * gemm.LARGE[4]) == gemm.THREADS
     assert gemm.SMALL[0] * gemm.SMALL[1] // (gemm.SMALL[3] * gemm.SMALL[4]) == gemm.THREADS
     assert gemm.NARROW[0] * gemm.NARROW[1] // (gemm.NARROW[3] * gemm.NARROW[4]) == gemm.THREADS
+    assert gemm.MEDIUM[0] * gemm.MEDIUM[1] // (gemm.MEDIUM[3] * gemm.MEDIUM[4]) == gemm.THREADS
     narrow = _compile(lambda x, w: [tf.matmul(x, w)], [[None, 8], [8, 40]])
     (launch,) = [s for s in narrow.result.program.plan if isinstance(s, Launch)]
     assert str(launch.extent) == "2*((s0+127)//128)"  # 128 x 32 tiles: N = 40 < 64
@@ -79,7 +81,12 @@ def test_tile_shapes_follow_the_sizes():
     assert _dot_blocks(thin_layer) == [None]  # N = 10 < 32 and K = 8: the item kernel
     wide = _compile(lambda x, w: [tf.matmul(x, w)], [[None, 8], [8, 100]])
     (launch,) = [s for s in wide.result.program.plan if isinstance(s, Launch)]
-    assert str(launch.extent) == "2*((s0+63)//64)"  # 64 x 64 tiles: N = 100 < 128
+    assert str(launch.extent) == "2*((s0+127)//128)"  # 128 x 64 tiles: N = 100 < 128
+    w_wide = rng.standard_normal((8, 100)).astype(np.float32)
+    np.testing.assert_allclose(wide(x, w_wide)[0], x @ w_wide, rtol=1e-5, atol=1e-5)
+    few_rows = _compile(lambda x, w: [tf.matmul(x, w)], [[100, 8], [8, 300]])
+    (launch,) = [s for s in few_rows.result.program.plan if isinstance(s, Launch)]
+    assert str(launch.extent) == "10"  # 64 x 64 tiles: M = 100 < 128 (2 x 5)
 
 
 @pytest.mark.parametrize("transpose_a, transpose_b", [(True, False), (False, True), (True, True)])

@@ -20,8 +20,9 @@ The two phases alternate in a uniform loop, each starting with a barrier. Each o
 sums its products in increasing k with one fused multiply-add per step, as the item
 kernels do (the zero padding adds ``fma(0, w, acc) == acc`` for finite w), so results do
 not depend on the tile shape or the grid. Tiles (BM x BN x BK, TM x TN per thread):
-128 x 128 x 8 (8 x 8); 64 x 64 x 16 (4 x 4) when M or N is under 128; 128 x 32 x 8
-(8 x 2) when N is under 64. Shared memory rows are padded by 4 elements.
+128 x 128 x 8 (8 x 8); 128 x 64 x 8 (8 x 4) when N is under 128; 64 x 64 x 16 (4 x 4)
+when M is under 128; 128 x 32 x 8 (8 x 2) when N is under 64. Shared memory rows are
+padded by 4 elements.
 
 A product with few output tiles and a long contraction (a weight gradient summed over the
 batch, a conv's filter gradient over every pixel) would leave most of the GPU idle, so its
@@ -61,6 +62,7 @@ PAD = 4  # elements after each shared-memory row
 LARGE = (128, 128, 8, 8, 8)  # BM, BN, BK, TM, TN
 SMALL = (64, 64, 16, 4, 4)
 NARROW = (128, 32, 8, 8, 2)  # 32 to 63 columns (a layer of 32 channels)
+MEDIUM = (128, 64, 8, 8, 4)  # 64 to 127 columns over at least 128 rows (a layer of 64 channels)
 MIN_ROWS, MIN_COLUMNS = 64, 32
 TARGET_BLOCKS = 256  # blocks that fill a large GPU (132 SMs x 2 resident blocks of 256 threads)
 MAX_SPLIT = 128  # parts of a split contraction
@@ -128,8 +130,11 @@ def tiles(core: ir.Operation) -> tuple:
         return SMALL
     if isinstance(n, int) and n < SMALL[1]:
         return NARROW
-    small = any(isinstance(s, int) and s < LARGE[0] for s in (m, n))
-    return SMALL if small else LARGE
+    if isinstance(m, int) and m < LARGE[0]:
+        return SMALL
+    if isinstance(n, int) and n < LARGE[1]:
+        return MEDIUM
+    return LARGE
 
 
 def split_count(core: ir.Operation):
