@@ -261,6 +261,8 @@ VARIANTS = {
     "narrow-items": ("narrow products on the thread-per-output kernel (gpu/gemm.py before narrow tiles)",
                      [("gemm", "_pays", "wide only")]),
     "split-32": ("split contractions in at most 32 parts (gpu/gemm.py before 128)", [("gemm", "MAX_SPLIT", 32)]),
+    "scalar-shared": ("tile values read from shared memory one at a time, threads interleaved "
+                      "(gpu/gemm.py before vector reads)", [("gemm", "SHARED_VECTOR_BYTES", 0)]),
     "small-tiles": ("64 x 64 tiles where 128 x 64 ones are now (gpu/gemm.py before MEDIUM)",
                     [("gemm", "MEDIUM", "SMALL")]),
 }

@@ -31,4 +31,4 @@ timeout "$TEST_SECONDS" python3 -m pytest -q -p no:cacheprovider $PYTEST_ARGS --
   tests/runtime/cuda tests/codegen/gpu/test_device_ops.py tests/codegen/gpu/test_device_fusions.py \
   tests/codegen/gpu/test_device_checks.py tests/codegen/gpu/test_device_control_flow.py \
   tests/codegen/gpu/test_device_cooperative.py tests/codegen/gpu/test_compile_target.py tests/codegen/gpu/test_ptx.py 2>&1 | tee "$OUT/tests.log" | tail -40
-timeout "$BENCH_SECONDS" python3 -m benchmarks.gpu --reps 10 --profile 6 --variant row-loops --variant narrow-items --variant split-32 --variant small-tiles --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+timeout "$BENCH_SECONDS" python3 -m benchmarks.gpu --reps 10 --profile 6 --variant row-loops --variant narrow-items --variant split-32 --variant small-tiles --variant scalar-shared --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"

@@ -63,9 +63,10 @@ def test_variants_compile_the_earlier_kernels_and_restore_the_current_ones():
     current = _cooperative_launches(_compiled("cnn"))
     with gpu._variant("narrow-items"):
         assert _cooperative_launches(_compiled("cnn")) == current - 1  # the 3136 x 10 dense layer
-    with gpu._variant("row-loops"), gpu._variant("split-32"), gpu._variant("small-tiles"):
-        assert (row.UNROLLED_SHARE, gemm.MAX_SPLIT, gemm.MEDIUM) == (0, 32, gemm.SMALL)
+    with gpu._variant("row-loops"), gpu._variant("split-32"), gpu._variant("small-tiles"), \
+            gpu._variant("scalar-shared"):
+        assert (row.UNROLLED_SHARE, gemm.MAX_SPLIT, gemm.MEDIUM, gemm.SHARED_VECTOR_BYTES) == (0, 32, gemm.SMALL, 0)
         assert "rj.head" in _compiled("layernorm").result.program.module_text("ptx")
     assert "rj.head" not in _compiled("layernorm").result.program.module_text("ptx")
-    assert (row.UNROLLED_SHARE, gemm.MAX_SPLIT, gemm._pays.__name__, gemm.MEDIUM) == (16, 128, "_pays",
-                                                                                       (128, 64, 8, 8, 4))
+    assert (row.UNROLLED_SHARE, gemm.MAX_SPLIT, gemm._pays.__name__, gemm.MEDIUM, gemm.SHARED_VECTOR_BYTES) == \
+        (16, 128, "_pays", (128, 64, 8, 8, 4), 16)

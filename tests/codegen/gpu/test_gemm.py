@@ -196,6 +196,24 @@ def test_the_input_gradient_of_a_strided_conv():
     np.testing.assert_allclose(got, _cpu_result(build, shapes, [y, w]), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype, vector, loads", [(tf.float32, "ld.shared.v4", 4), (tf.float64, "ld.shared.v2", 8)])
+def test_a_thread_reads_its_tile_values_as_vectors(dtype, vector, loads, monkeypatch):
+    """Each thread's 8 rows and 8 columns of a 128 x 128 tile are two runs of 4 (f32; 4
+    runs of 2 for f64), each one vector load from shared memory per step of k, where the
+    interleaved layout took 16 scalar loads; the outputs are the same bits."""
+    shapes = [[300, 200], [200, 260]]
+    compiled = _compile(lambda a, b: [tf.matmul(a, b)], shapes, dtype, arch="sm_90", emulate=False)
+    text = compiled.ptx
+    assert text.count(vector) == loads and "ld.shared.b" not in text.replace(vector, "")
+    rng = np.random.default_rng(18)
+    inputs = [rng.standard_normal(shape).astype(dtype.as_numpy_dtype) for shape in shapes]
+    (got,) = _compile(lambda a, b: [tf.matmul(a, b)], shapes, dtype)(*inputs)
+    monkeypatch.setattr(gemm, "SHARED_VECTOR_BYTES", 0)
+    interleaved = _compile(lambda a, b: [tf.matmul(a, b)], shapes, dtype, arch="sm_90", emulate=False)
+    assert vector not in interleaved.ptx
+    np.testing.assert_array_equal(got, _compile(lambda a, b: [tf.matmul(a, b)], shapes, dtype)(*inputs)[0])
+
+
 # -- split contractions ----------------------------------------------------------------------------
 def _launch_list(compiled) -> list:
     return [(step.block, str(step.extent)) for step in compiled.result.program.plan if isinstance(step, Launch)]

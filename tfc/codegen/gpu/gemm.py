@@ -65,6 +65,7 @@ NARROW = (128, 32, 8, 8, 2)  # 32 to 63 columns (a layer of 32 channels)
 MEDIUM = (128, 64, 8, 8, 4)  # 64 to 127 columns over at least 128 rows (a layer of 64 channels)
 MIN_ROWS, MIN_COLUMNS = 64, 32
 TARGET_BLOCKS = 256  # blocks that fill a large GPU (132 SMs x 2 resident blocks of 256 threads)
+SHARED_VECTOR_BYTES = 16  # a thread's consecutive rows / columns read from shared memory at once
 MAX_SPLIT = 128  # parts of a split contraction
 MIN_NARROW_DEPTH = 128  # contraction length from which a product under MIN_ROWS x MIN_COLUMNS may take tiles
 MIN_NARROW_WORK = 1 << 20  # multiply-adds from which it does, when all its sizes are known
@@ -250,15 +251,24 @@ class _BlockTiles:
             with cooperative.phase() as tid:
                 ty, tx = b.udiv(tid, const_i64(GRID)), b.urem(tid, const_i64(GRID))
                 with counted_loop(b, 0, BK, "kk") as kk:
-                    a_row = b.mul(kk, const_i64(BM + PAD))
-                    b_row = b.mul(kk, const_i64(BN + PAD))
-                    xs = [b.load(b.gep(a_tile, [b.add(a_row, b.add(ty, const_i64(GRID * i)))])) for i in range(TM)]
-                    ys = [b.load(b.gep(b_tile, [b.add(b_row, b.add(tx, const_i64(GRID * j)))])) for j in range(TN)]
+                    a_row = b.gep(a_tile, [b.mul(kk, const_i64(BM + PAD))])
+                    b_row = b.gep(b_tile, [b.mul(kk, const_i64(BN + PAD))])
+                    xs = self.tile_values(a_row, ty, TM, BM, element)
+                    ys = self.tile_values(b_row, tx, TN, BN, element)
                     for i, x in enumerate(xs):
                         for j, y in enumerate(ys):
                             self.multiply_add(acc.at(tid, i * TN + j), x, y)
         with cooperative.phase() as tid:
             self.store_tile(tid, acc, m0, n0, M, N, part)
+
+    def tile_values(self, row, thread, count: int, span: int, element) -> list:
+        """A thread's ``count`` values of a shared-memory tile row (of ``span``): its
+        positions (``_positions``) in runs of consecutive ones, each run one load."""
+        run = _run_length(count, element)
+        values = []
+        for first in _positions(thread, count, span, run, self.k.b)[::run]:
+            values += self.block.load_consecutive(self.k.b.gep(row, [first]), run)
+        return values
 
     def load_slice(self, tid, first, k0, extent, K, span: int, k_inner: bool, address, operand, tile) -> None:
         """Copy the operand's ``span x BK`` slice at (first, k0) into the k-major ``tile``;
@@ -283,11 +293,14 @@ class _BlockTiles:
         b = self.k.b
         outputs = self.k.numel(self.core.result.type)
         ty, tx = b.udiv(tid, const_i64(GRID)), b.urem(tid, const_i64(GRID))
+        element = register_type(self.elem)
+        rows = _positions(ty, self.TM, self.BM, _run_length(self.TM, element), b)
+        columns = _positions(tx, self.TN, self.BN, _run_length(self.TN, element), b)
         for i in range(self.TM):
-            m = b.add(m0, b.add(ty, const_i64(GRID * i)))
+            m = b.add(m0, rows[i])
             with if_then(b, b.icmp_signed("<", m, M), "row"):
                 for j in range(self.TN):
-                    n = b.add(n0, b.add(tx, const_i64(GRID * j)))
+                    n = b.add(n0, columns[j])
                     with if_then(b, b.icmp_signed("<", n, N), "col"):
                         multi, linear = self.output(m, n)
                         if self.partials is None:
@@ -393,6 +406,25 @@ class _SharedTiledConv(_BlockTiles, _DirectConv):
     def output(self, m, n) -> tuple:
         b = self.k.b
         return self.k.delinearize(m, self.pixel_shape) + [n], b.add(b.mul(m, self.out_shape[-1]), n)
+
+
+def _run_length(count: int, element) -> int:
+    """Consecutive positions a thread reads at once: SHARED_VECTOR_BYTES' worth, at most
+    ``count`` (1: the threads interleave one position apart)."""
+    size = 8 if str(element) == "double" else 4
+    run = max(1, min(count, SHARED_VECTOR_BYTES // size))
+    return run if count % run == 0 else 1
+
+
+def _positions(thread, count: int, span: int, run: int, b) -> list:
+    """The ``count`` positions (i64) a thread (0..GRID-1) owns along a tile side of ``span``
+    (= GRID * count): runs of ``run`` consecutive positions, the GRID threads' runs side
+    by side, then the next runs ``span * run / count`` further on. A warp's run loads then
+    read one contiguous stretch of shared memory (no bank conflicts) and its stores write
+    one contiguous stretch of the output; with ``run`` 1 the threads interleave."""
+    stride = span * run // count
+    first = b.mul(thread, const_i64(run))
+    return [b.add(first, const_i64((j // run) * stride + j % run)) for j in range(count)]
 
 
 def _coordinates(b, e, BK: int, extent: int, k_inner: bool) -> tuple:
