@@ -26,9 +26,10 @@ python3 -c "import llvmlite, numpy, google.protobuf as p; print('llvmlite', llvm
 python3 -c "from tfc.runtime.cuda import driver; d = driver(); print('driver', d.name, d.device_name(), d.compute_capability())" 2>&1 | tee -a "$OUT/device.txt"
 PYTEST_ARGS=""
 python3 -c "import xdist" 2>/dev/null && PYTEST_ARGS="-n 8 --dist load"
-python3 -c "import pytest_timeout" 2>/dev/null && PYTEST_ARGS="$PYTEST_ARGS --timeout 90"
+python3 -c "import pytest_timeout" 2>/dev/null && PYTEST_ARGS="$PYTEST_ARGS --timeout 180"
 timeout "$TEST_SECONDS" python3 -m pytest -q -p no:cacheprovider $PYTEST_ARGS --maxfail=40 -rfE \
   tests/runtime/cuda tests/codegen/gpu/test_device_ops.py tests/codegen/gpu/test_device_fusions.py \
   tests/codegen/gpu/test_device_checks.py tests/codegen/gpu/test_device_control_flow.py \
-  tests/codegen/gpu/test_device_cooperative.py tests/codegen/gpu/test_compile_target.py tests/codegen/gpu/test_ptx.py 2>&1 | tee "$OUT/tests.log" | tail -40
+  tests/codegen/gpu/test_device_cooperative.py tests/codegen/gpu/test_compile_target.py tests/codegen/gpu/test_ptx.py \
+  tests/fuzz/test_gpu_graph_fuzz.py::test_fuzzed_graphs_on_a_cuda_device 2>&1 | tee "$OUT/tests.log" | tail -40
 timeout "$BENCH_SECONDS" python3 -m benchmarks.gpu --reps 10 --profile 6 --variant row-loops --variant narrow-items --variant split-32 --variant small-tiles --variant scalar-shared --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"

@@ -5,13 +5,16 @@ with TFC_GPU_EMULATION=1, or on a GPU)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tfc.compat.v1 as tf
 from tfc.testing import fuzz
+from tfc.runtime.cuda import available as cuda_available
 from tfc.testing.fuzz import check_seed
 
 SEEDS = range(1000, 1060)
 STRESS_SEEDS = range(1100, 1140)
+DEVICE_SEEDS = range(1200, 1260)
 MAX_STEPS = 6
 
 
@@ -69,3 +72,21 @@ def test_the_fuzzed_programs_here_run_as_gpu_steps(monkeypatch):
     with tf.Session(graph=graph) as session:
         session.run(fetches, fuzz._feed_values(program, namespace))
         assert {step.target for step in session.compiled_steps()} == {"cuda"}
+
+
+@pytest.mark.skipif(not cuda_available(), reason="no CUDA device/driver")
+def test_fuzzed_graphs_on_a_cuda_device(monkeypatch):
+    """The programs on a real GPU (scripts/gpu_check.sh runs this there): what the emulation
+    cannot show, the NVPTX backend's own lowerings (its frem computed x - trunc(x/y) * y)
+    and the driver."""
+    monkeypatch.delenv("TFC_GPU_EMULATION", raising=False)
+    monkeypatch.setattr(fuzz, "build", _build_on_gpu)
+    failures, refused = [], []
+    for seed in DEVICE_SEEDS:
+        program, outcome = check_seed(seed, MAX_STEPS)
+        if outcome.kind == "refused":
+            refused.append(seed)
+        elif outcome.failed:
+            failures.append(f"seed {seed}: {outcome.kind}: {outcome.detail}\n{fuzz.source(program)}")
+    assert not failures, f"{len(failures)} of {len(DEVICE_SEEDS)} fail on the device:\n\n" + "\n\n".join(failures[:2])
+    assert len(refused) <= len(DEVICE_SEEDS) // 20, refused
