@@ -253,18 +253,24 @@ def _copy_bandwidth(driver) -> float:
         driver.free(b)
 
 
+def _narrow_items(gemm, row) -> list:
+    return [(gemm, "_pays", lambda sizes: gemm._wide(sizes[:2]))]  # the rule before narrow tiles
+
+
 # Earlier versions of tfc's GPU kernels, to time against the current ones in the same run
-# (``--variant NAME``): (what it stands for, [(module name, attribute, value)]).
+# (``--variant NAME``): (what it stands for, a function of the gpu.gemm and gpu.row modules
+# giving the (module, attribute, earlier value) triples that make it).
 VARIANTS = {
     "row-loops": ("rows walked as loops (gpu/row.py before its written-out shares)",
-                  [("row", "UNROLLED_SHARE", 0)]),
+                  lambda gemm, row: [(row, "UNROLLED_SHARE", 0)]),
     "narrow-items": ("narrow products on the thread-per-output kernel (gpu/gemm.py before narrow tiles)",
-                     [("gemm", "_pays", "wide only")]),
-    "split-32": ("split contractions in at most 32 parts (gpu/gemm.py before 128)", [("gemm", "MAX_SPLIT", 32)]),
+                     _narrow_items),
+    "split-32": ("split contractions in at most 32 parts (gpu/gemm.py before 128)",
+                 lambda gemm, row: [(gemm, "MAX_SPLIT", 32)]),
     "scalar-shared": ("tile values read from shared memory one at a time, threads interleaved "
-                      "(gpu/gemm.py before vector reads)", [("gemm", "SHARED_VECTOR_BYTES", 0)]),
+                      "(gpu/gemm.py before vector reads)", lambda gemm, row: [(gemm, "SHARED_VECTOR_BYTES", 0)]),
     "small-tiles": ("64 x 64 tiles where 128 x 64 ones are now (gpu/gemm.py before MEDIUM)",
-                    [("gemm", "MEDIUM", "SMALL")]),
+                    lambda gemm, row: [(gemm, "MEDIUM", gemm.SMALL)]),
 }
 
 
@@ -273,14 +279,8 @@ def _variant(name: str):
     """Compile with ``VARIANTS[name]``'s settings in place."""
     from tfc.codegen.gpu import gemm, row
 
-    modules = {"gemm": gemm, "row": row}
     changes = []
-    for module_name, attribute, value in VARIANTS[name][1]:
-        module = modules[module_name]
-        if value == "wide only":
-            value = lambda sizes: gemm._wide(sizes[:2])  # noqa: E731 - the old rule, as a drop-in
-        elif value == "SMALL":
-            value = gemm.SMALL
+    for module, attribute, value in VARIANTS[name][1](gemm, row):
         changes.append((module, attribute, getattr(module, attribute)))
         setattr(module, attribute, value)
     try:
@@ -291,17 +291,10 @@ def _variant(name: str):
 
 
 def _measure_variant(name: str, variant: str, reps: int, tfc, tf) -> dict:
-    """tfc's time for workload ``name`` compiled as ``variant``, and its agreement with the
-    current compile's CPU result."""
+    """tfc's row for workload ``name`` compiled as ``variant``."""
     row = {"workload": name, "variant": variant}
-    inputs, graph_fn = WORKLOADS[name]()[:2]
     with _variant(variant):
-        program, training, row["compile_s"] = _compiled(tfc, tf, graph_fn, "cuda")
-    result = program(*inputs)
-    row["tfc_ms"] = _median_ms(program.result.executable.code.replay, reps)
-    cpu_result = _compiled(tfc, tf, graph_fn, "cpu")[0](*inputs)
-    row["max_rel_err_vs_cpu"] = _max_rel_err(result[0] if training else result,
-                                             cpu_result[0] if training else cpu_result)
+        _measure_tfc(name, WORKLOADS[name](), row, reps, tfc, tf)
     return row
 
 
@@ -396,8 +389,10 @@ def _max_rel_err(ours, theirs) -> float:
     return float(np.abs(np.asarray(ours, dtype=np.float64) - theirs).max() / scale)
 
 
-def _measure(name, row, reps, tfc, tf, jax, jnp, cp, bandwidth, profile=0) -> None:
-    inputs, graph_fn, jax_fn, cupy_fn, moved = WORKLOADS[name]()
+def _measure_tfc(name, workload, row, reps, tfc, tf, profile=0):
+    """Compile, run and time ``workload`` (``WORKLOADS[name]()``) on the GPU and check it
+    against the CPU compile, into ``row``; returns the GPU result (a training step's loss)."""
+    inputs, graph_fn = workload[:2]
     program, training, row["compile_s"] = _compiled(tfc, tf, graph_fn, "cuda")
     result = program(*inputs)
     ours = result[0] if training else result
@@ -405,9 +400,15 @@ def _measure(name, row, reps, tfc, tf, jax, jnp, cp, bandwidth, profile=0) -> No
     row["tfc_ms"] = _median_ms(code.replay, reps)
     if profile:
         print(f"{name}: " + "\n    ".join(_launch_profile(code, profile)), flush=True)
-    cpu_program, _, _ = _compiled(tfc, tf, graph_fn, "cpu")
-    cpu_result = cpu_program(*inputs)
+    cpu_result = _compiled(tfc, tf, graph_fn, "cpu")[0](*inputs)
     row["max_rel_err_vs_cpu"] = _max_rel_err(ours, cpu_result[0] if training else cpu_result)
+    return ours, training
+
+
+def _measure(name, row, reps, tfc, tf, jax, jnp, cp, bandwidth, profile=0) -> None:
+    workload = WORKLOADS[name]()
+    inputs, _, jax_fn, cupy_fn, moved = workload
+    ours, training = _measure_tfc(name, workload, row, reps, tfc, tf, profile)
     if jax is not None:
         device_inputs = [jax.device_put(a) for a in inputs]
         jitted = jax.jit(lambda *a: jax_fn(jnp, jax, *a))

@@ -26,18 +26,23 @@ def _build_on_gpu(program):
     return graph, namespace
 
 
-def test_fuzzed_graphs_on_the_gpu_compute_what_the_evaluator_computes(monkeypatch):
-    monkeypatch.setenv("TFC_GPU_EMULATION", "1")
-    monkeypatch.setattr(fuzz, "build", _build_on_gpu)
+def _assert_seeds_agree(seeds, where: str) -> None:
+    """Every seed's program computes what the evaluator computes; at most 5% refused."""
     failures, refused = [], []
-    for seed in SEEDS:
+    for seed in seeds:
         program, outcome = check_seed(seed, MAX_STEPS)
         if outcome.kind == "refused":
             refused.append(seed)
         elif outcome.failed:
             failures.append(f"seed {seed}: {outcome.kind}: {outcome.detail}\n{fuzz.source(program)}")
-    assert not failures, f"{len(failures)} of {len(SEEDS)} fail on the GPU:\n\n" + "\n\n".join(failures[:2])
-    assert len(refused) <= len(SEEDS) // 20, refused
+    assert not failures, f"{len(failures)} of {len(seeds)} fail {where}:\n\n" + "\n\n".join(failures[:2])
+    assert len(refused) <= len(seeds) // 20, refused
+
+
+def test_fuzzed_graphs_on_the_gpu_compute_what_the_evaluator_computes(monkeypatch):
+    monkeypatch.setenv("TFC_GPU_EMULATION", "1")
+    monkeypatch.setattr(fuzz, "build", _build_on_gpu)
+    _assert_seeds_agree(SEEDS, "on the GPU")
 
 
 def test_fuzzed_graphs_through_the_cooperative_kernels_at_every_size(monkeypatch):
@@ -81,12 +86,4 @@ def test_fuzzed_graphs_on_a_cuda_device(monkeypatch):
     and the driver."""
     monkeypatch.delenv("TFC_GPU_EMULATION", raising=False)
     monkeypatch.setattr(fuzz, "build", _build_on_gpu)
-    failures, refused = [], []
-    for seed in DEVICE_SEEDS:
-        program, outcome = check_seed(seed, MAX_STEPS)
-        if outcome.kind == "refused":
-            refused.append(seed)
-        elif outcome.failed:
-            failures.append(f"seed {seed}: {outcome.kind}: {outcome.detail}\n{fuzz.source(program)}")
-    assert not failures, f"{len(failures)} of {len(DEVICE_SEEDS)} fail on the device:\n\n" + "\n\n".join(failures[:2])
-    assert len(refused) <= len(DEVICE_SEEDS) // 20, refused
+    _assert_seeds_agree(DEVICE_SEEDS, "on the device")

@@ -121,16 +121,15 @@ class Block:
     def private(self, element_type, count: int = 1) -> Private:
         return Private(self, element_type, count)
 
-    def load_consecutive(self, pointer, count: int) -> list:
-        """The ``count`` elements from ``pointer`` on (shared memory aligned to ``count``
-        elements): on the GPU one vector load (``ld.shared.v4`` for four f32), on the host
-        scalar loads of the same values."""
+    def load_consecutive(self, pointer, count: int, align: int) -> list:
+        """The ``count`` elements from ``pointer`` on (shared memory aligned to ``align``
+        bytes, the run's size): on the GPU one vector load (``ld.shared.v4`` for four f32),
+        on the host scalar loads of the same values."""
         b = self.k.b
         if self.target == "host" or count == 1:
             return [b.load(b.gep(pointer, [const_i64(i)], inbounds=True)) for i in range(count)]
-        element = pointer.type.pointee
-        vector_type = ll.VectorType(element, count)
-        vector = b.load(b.bitcast(pointer, vector_type.as_pointer()), align=count * _byte_size(element))
+        vector_type = ll.VectorType(pointer.type.pointee, count)
+        vector = b.load(b.bitcast(pointer, vector_type.as_pointer()), align=align)
         return [b.extract_element(vector, ll.Constant(I32, i)) for i in range(count)]
 
     # -- structure ------------------------------------------------------------------------------
@@ -245,10 +244,6 @@ def _declare(module: ll.Module, name: str, return_type, arg_types):
     if fn is None:
         fn = ll.Function(module, ll.FunctionType(return_type, arg_types), name=name)
     return fn
-
-
-def _byte_size(t) -> int:
-    return {"float": 4, "double": 8, "half": 2}.get(str(t)) or t.width // 8
 
 
 def _type_name(t) -> str:

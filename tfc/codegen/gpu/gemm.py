@@ -253,21 +253,26 @@ class _BlockTiles:
                 with counted_loop(b, 0, BK, "kk") as kk:
                     a_row = b.gep(a_tile, [b.mul(kk, const_i64(BM + PAD))])
                     b_row = b.gep(b_tile, [b.mul(kk, const_i64(BN + PAD))])
-                    xs = self.tile_values(a_row, ty, TM, BM, element)
-                    ys = self.tile_values(b_row, tx, TN, BN, element)
+                    xs = self.tile_values(a_row, ty, TM, BM)
+                    ys = self.tile_values(b_row, tx, TN, BN)
                     for i, x in enumerate(xs):
                         for j, y in enumerate(ys):
                             self.multiply_add(acc.at(tid, i * TN + j), x, y)
         with cooperative.phase() as tid:
             self.store_tile(tid, acc, m0, n0, M, N, part)
 
-    def tile_values(self, row, thread, count: int, span: int, element) -> list:
+    def register_bytes(self) -> int:
+        """Bytes of an element in shared memory and registers (f16 is widened to f32)."""
+        return (ir.ElemType.F32 if self.elem is ir.ElemType.F16 else self.elem).nbytes
+
+    def tile_values(self, row, thread, count: int, span: int) -> list:
         """A thread's ``count`` values of a shared-memory tile row (of ``span``): its
         positions (``_positions``) in runs of consecutive ones, each run one load."""
-        run = _run_length(count, element)
+        size = self.register_bytes()
+        run = _run_length(count, size)
         values = []
         for first in _positions(thread, count, span, run, self.k.b)[::run]:
-            values += self.block.load_consecutive(self.k.b.gep(row, [first]), run)
+            values += self.block.load_consecutive(self.k.b.gep(row, [first]), run, run * size)
         return values
 
     def load_slice(self, tid, first, k0, extent, K, span: int, k_inner: bool, address, operand, tile) -> None:
@@ -293,9 +298,9 @@ class _BlockTiles:
         b = self.k.b
         outputs = self.k.numel(self.core.result.type)
         ty, tx = b.udiv(tid, const_i64(GRID)), b.urem(tid, const_i64(GRID))
-        element = register_type(self.elem)
-        rows = _positions(ty, self.TM, self.BM, _run_length(self.TM, element), b)
-        columns = _positions(tx, self.TN, self.BN, _run_length(self.TN, element), b)
+        size = self.register_bytes()
+        rows = _positions(ty, self.TM, self.BM, _run_length(self.TM, size), b)
+        columns = _positions(tx, self.TN, self.BN, _run_length(self.TN, size), b)
         for i in range(self.TM):
             m = b.add(m0, rows[i])
             with if_then(b, b.icmp_signed("<", m, M), "row"):
@@ -408,10 +413,9 @@ class _SharedTiledConv(_BlockTiles, _DirectConv):
         return self.k.delinearize(m, self.pixel_shape) + [n], b.add(b.mul(m, self.out_shape[-1]), n)
 
 
-def _run_length(count: int, element) -> int:
-    """Consecutive positions a thread reads at once: SHARED_VECTOR_BYTES' worth, at most
-    ``count`` (1: the threads interleave one position apart)."""
-    size = 8 if str(element) == "double" else 4
+def _run_length(count: int, size: int) -> int:
+    """Consecutive positions (of ``size`` bytes) a thread reads at once: SHARED_VECTOR_BYTES'
+    worth, at most ``count`` (1: the threads interleave one position apart)."""
     run = max(1, min(count, SHARED_VECTOR_BYTES // size))
     return run if count % run == 0 else 1
 
