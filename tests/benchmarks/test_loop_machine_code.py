@@ -1,0 +1,43 @@
+"""benchmarks/loop_machine_code.py: tfc's kernel taken out as an object file and called
+from C computes what numpy does (the XLA half needs jax, which the test venv lacks)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from benchmarks import loop_machine_code
+
+CALLER = r"""
+#include <stdint.h>
+#include <stdio.h>
+int64_t tfc_pool_threads = 1;
+void tfc_parallel_for(void (*task)(void *, int64_t), void *context, int64_t count) {
+  for (int64_t i = 0; i < count; i++) task(context, i);
+}
+int tfc_tanh_4096(float *, const float *, void *, void *, long, long);
+int main(void) {
+  static float in[4096], out[4096];
+  for (int i = 0; i < 4096; i++) in[i] = (i - 2048) / 256.0f;
+  int status = tfc_tanh_4096(out, in, 0, 0, 0, 4096);
+  for (int i = 0; i < 4096; i++) printf("%.9g\n", out[i]);
+  return status;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_tfc_kernel_object_called_from_c_matches_numpy(tmp_path):
+    symbol = loop_machine_code.tfc_object("tanh", loop_machine_code.EXPRESSIONS["tanh"][0], 4096, str(tmp_path))
+    assert symbol == "tfc_tanh_4096"
+    (tmp_path / "caller.c").write_text(CALLER)
+    subprocess.run(["cc", "-O2", "-no-pie", "-o", "caller", "caller.c", f"{symbol}.o", "-lm"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    done = subprocess.run([os.path.join(tmp_path, "caller")], capture_output=True, text=True, check=True)
+    got = np.array(done.stdout.split(), dtype=np.float32)
+    x = (np.arange(4096, dtype=np.float32) - 2048) / np.float32(256)
+    want = np.tanh((x * np.float32(1.5) + np.float32(0.5)).astype(np.float64)).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=2.4e-7, atol=0)
