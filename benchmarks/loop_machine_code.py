@@ -29,11 +29,21 @@ import subprocess
 import sys
 import tempfile
 
+# name: (the TF1 graph, given tf and the placeholder x; the JAX expression, as source)
 EXPRESSIONS = {
-    "full": ("tf.tanh(x * 1.5 + 0.5) * tf.sigmoid(x) + x * x", "jnp.tanh(x * 1.5 + 0.5) * jax.nn.sigmoid(x) + x * x"),
-    "tanh": ("tf.tanh(x * 1.5 + 0.5)", "jnp.tanh(x * 1.5 + 0.5)"),
-    "sigmoid": ("tf.sigmoid(x)", "jax.nn.sigmoid(x)"),
+    "full": (lambda tf, x: tf.tanh(x * 1.5 + 0.5) * tf.sigmoid(x) + x * x,
+             "jnp.tanh(x * 1.5 + 0.5) * jax.nn.sigmoid(x) + x * x"),
+    "tanh": (lambda tf, x: tf.tanh(x * 1.5 + 0.5), "jnp.tanh(x * 1.5 + 0.5)"),
+    "sigmoid": (lambda tf, x: tf.sigmoid(x), "jax.nn.sigmoid(x)"),
 }
+
+# what a tfc program links against, done in the caller's thread
+RUNTIME_STUBS = r"""
+int64_t tfc_pool_threads = 1;
+void tfc_parallel_for(void (*task)(void *, int64_t), void *context, int64_t count) {
+  for (int64_t i = 0; i < count; i++) task(context, i);
+}
+"""
 
 _XLA_DUMP = """
 import jax, jax.numpy as jnp, numpy as np
@@ -50,10 +60,7 @@ _HARNESS = r"""
 struct xla_arg { void *data; uint64_t size; };
 struct xla_dim { uint64_t x, y, z; };
 struct xla_frame { struct xla_dim *dims; struct xla_dim *thread; uint64_t num_args; struct xla_arg *args; };
-int64_t tfc_pool_threads = 1;
-void tfc_parallel_for(void (*task)(void *, int64_t), void *context, int64_t count) {
-  for (int64_t i = 0; i < count; i++) task(context, i);
-}
+%(stubs)s
 %(declarations)s
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 static int by_value(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
@@ -108,8 +115,8 @@ def _run(command: list, **options) -> str:
     return done.stdout
 
 
-def tfc_object(name: str, expression: str, elements: int, directory: str) -> str:
-    """The object file of tfc's kernel for ``expression``, its kernel renamed to an external
+def tfc_object(name: str, graph, elements: int, directory: str) -> str:
+    """The object file of tfc's kernel for ``graph(tf, x)``, its kernel renamed to an external
     ``tfc_<name>_<elements>``; returns that symbol."""
     import llvmlite.binding as llvm
 
@@ -120,11 +127,11 @@ def tfc_object(name: str, expression: str, elements: int, directory: str) -> str
 
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [elements])
-        compiled = tfc.compile(eval(expression, {"tf": tf, "x": x}), feeds=[x])
+        compiled = tfc.compile(graph(tf, x), feeds=[x])
     text = compiled.result.llvm_ir
     kernels = re.findall(r'define internal i32 @"(k\d+\.[\w.]+)"', text)
     if len(kernels) != 1:
-        raise RuntimeError(f"expected one fused kernel for {expression!r}, found {kernels}")
+        raise RuntimeError(f"expected one fused kernel for {name}, found {kernels}")
     symbol = f"tfc_{name}_{elements}"
     text = text.replace(f'@"{kernels[0]}"', f'@"{symbol}"').replace(f'define internal i32 @"{symbol}"',
                                                                    f'define i32 @"{symbol}"')
@@ -162,15 +169,16 @@ def xla_object(python: str, name: str, expression: str, elements: int, directory
 def measure(python: str, sizes: list, rounds: int, directory: str) -> list:
     declarations, cases, objects = [], [], []
     for elements in sizes:
-        for name, (tfc_expression, jax_expression) in EXPRESSIONS.items():
-            tfc_symbol = tfc_object(name, tfc_expression, elements, directory)
+        for name, (graph, jax_expression) in EXPRESSIONS.items():
+            tfc_symbol = tfc_object(name, graph, elements, directory)
             xla_symbol, partitions = xla_object(python, name, jax_expression, elements, directory)
             declarations += [f"int {tfc_symbol}(float *, const float *, void *, void *, long, long);",
                              f"void *{xla_symbol}(void *);"]
             cases.append(_CASE % {"elements": elements, "tfc": tfc_symbol, "xla": xla_symbol,
                                   "partitions": partitions, "name": name, "comma": "," if cases else ""})
             objects += [f"{tfc_symbol}.o", f"{xla_symbol}.o"]
-    source = _HARNESS % {"declarations": "\n".join(declarations), "rounds": rounds, "cases": "".join(cases)}
+    source = _HARNESS % {"stubs": RUNTIME_STUBS, "declarations": "\n".join(declarations), "rounds": rounds,
+                         "cases": "".join(cases)}
     with open(os.path.join(directory, "harness.c"), "w") as f:
         f.write(source)
     _run(["cc", "-O2", "-no-pie", "-o", "harness", "harness.c", *objects, "-lm"], cwd=directory)

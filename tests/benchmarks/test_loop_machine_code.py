@@ -14,10 +14,7 @@ from benchmarks import loop_machine_code
 CALLER = r"""
 #include <stdint.h>
 #include <stdio.h>
-int64_t tfc_pool_threads = 1;
-void tfc_parallel_for(void (*task)(void *, int64_t), void *context, int64_t count) {
-  for (int64_t i = 0; i < count; i++) task(context, i);
-}
+""" + loop_machine_code.RUNTIME_STUBS + r"""
 int tfc_tanh_4096(float *, const float *, void *, void *, long, long);
 int main(void) {
   static float in[4096], out[4096];

@@ -95,7 +95,7 @@ class Splitter:
         text then does not depend on what else its module holds metadata for."""
         nodes = {node.name: node for node in self.module.metadata}
         order: dict = {}
-        pending = [match for match in _METADATA_REFERENCE.findall(text)]
+        pending = _METADATA_REFERENCE.findall(text)
         while pending:
             name = pending.pop(0)
             if name in order or name not in nodes:

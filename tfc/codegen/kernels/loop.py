@@ -10,8 +10,9 @@ A flat loop computing inline transcendental functions (mathlib: exp, tanh...) ov
 iterations. Each element's chain of dependent
 multiply-adds is long (~100 cycles for tanh and a logistic), and the out-of-order core
 finds independent work only among nearby instructions: on the Zen 3 here, the
-elementwise benchmark's loop went from 36.5 to 28.7 cycles per 8 elements with 4 (2:
-32-34, 6: 28.6, 8: 28-35), measured on the loop's own machine code.
+elementwise benchmark's loop (with the earlier two-branch tanh) went from 36.5 to 28.7
+cycles per 8 elements with 4 (2: 32-34, 6: 28.6, 8: 28-35), measured on the loop's own
+machine code (``python -m benchmarks.loop_interleave``).
 """
 from __future__ import annotations
 

@@ -15,9 +15,9 @@ from tfc.ir.dims import dims_product
 from ..kernel import Elemental, Index
 from ..llvm_util import CodegenError, counted_loop, register_type
 from .loop import long_chain_hint
+from .reduction import combine, identity
 
 INTERLEAVE_FROM_ROW = 256  # elements per row
-from .reduction import combine, identity
 
 
 def row_fusion_parts(op: ir.Operation) -> tuple:
@@ -43,7 +43,7 @@ def emit(program, index: int, op: ir.Operation) -> None:
     outer_shape, inner_shape = shape[:len(outer_dims)], shape[len(outer_dims):]
     row_length = kernel.numel(out_type.with_shape(inner_dims))
     row_elements = dims_product(inner_dims)
-    begin, end = kernel.parallel_range(dims_product(outer_dims), dims_product(inner_dims) * (len(reductions) + 1))
+    begin, end = kernel.parallel_range(dims_product(outer_dims), row_elements * (len(reductions) + 1))
     b = kernel.b
     out = kernel.pointer(op.result)
     results: dict = {}  # reduce result value -> alloca holding the current row's value
