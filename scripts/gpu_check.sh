@@ -22,6 +22,8 @@ fi
 export PYTHONPATH="$SITE:$PWD"
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/device.txt"
+# The host CPU's bf16 features: native bf16 kernels (issue 17) need AMX or AVX512-BF16 to test.
+echo "host cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) bf16 features: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(amx|avx512_bf16)' | sort -u | tr '\n' ' ')" | tee -a "$OUT/device.txt"
 python3 -c "import llvmlite, numpy, google.protobuf as p; print('llvmlite', llvmlite.__version__, 'numpy', numpy.__version__, 'protobuf', p.__version__)" | tee -a "$OUT/device.txt"
 python3 -c "from tfc.runtime.cuda import driver; d = driver(); print('driver', d.name, d.device_name(), d.compute_capability())" 2>&1 | tee -a "$OUT/device.txt"
 PYTEST_ARGS=""
