@@ -95,35 +95,37 @@ def _round_to_power_f32(b: ll.IRBuilder, x):
     return n, b.bitcast(b.shl(b.bitcast(shifted, I32), ll.Constant(I32, 23)), F32)
 
 
-def _exp_core(b: ll.IRBuilder, x, wide_range: bool):
-    """exp(x) for an ``x`` already clamped into the range the caller needs: Cody-Waite
-    reduction x = n*ln2 + r, a polynomial for exp(r), then the scaling by 2^n.
-    ``wide_range``: n may leave the normal exponent range (overflow to inf, denormal
-    results), which takes two scalings; else one. A NaN ``x`` gives NaN (every step
-    propagates it)."""
+def _exp_of_reduced(b: ll.IRBuilder, x, n):
+    """exp(x - n*ln2): Cody-Waite reduction (ln2 in two parts) and a polynomial (f32) or
+    Cephes' rational function (f64)."""
     t = x.type
-    power = None
-    if t == F32 and not wide_range:
-        n, power = _round_to_power_f32(b, x)
-    else:
-        n = call_intrinsic(b, "rint", b.fmul(x, _const(t, 1.0 / math.log(2.0))))
     if t == F32:
         r = _mul_add(b, n, _const(t, -0.693359375), x)
         r = _mul_add(b, n, _const(t, 2.12194440e-4), r)
         z = b.fmul(r, r)
         p = _estrin(b, r, [1.38145697e-3, 8.36873055e-3, 4.16683890e-2, 1.66665211e-1, 4.99999940e-1], z)
-        y = b.fadd(_mul_add(b, p, z, r), _const(t, 1.0))
-        if power is not None:
-            return b.fmul(y, power)
-    else:
-        r = b.fsub(x, b.fmul(n, _const(t, 6.93145751953125e-1)))
-        r = b.fsub(r, b.fmul(n, _const(t, 1.42860682030941723212e-6)))
-        z = b.fmul(r, r)
-        px = b.fmul(r, _poly(b, z, [1.26177193074810590878e-4, 3.02994407707441961300e-2,
-                                    9.99999999999999999910e-1]))
-        q = _poly(b, z, [3.00198505138664455042e-6, 2.52448340349684104192e-3, 2.27265548208155028766e-1,
-                         2.00000000000000000009e0])
-        y = b.fadd(_const(t, 1.0), b.fmul(_const(t, 2.0), b.fdiv(px, b.fsub(q, px))))
+        return b.fadd(_mul_add(b, p, z, r), _const(t, 1.0))
+    r = b.fsub(x, b.fmul(n, _const(t, 6.93145751953125e-1)))
+    r = b.fsub(r, b.fmul(n, _const(t, 1.42860682030941723212e-6)))
+    z = b.fmul(r, r)
+    px = b.fmul(r, _poly(b, z, [1.26177193074810590878e-4, 3.02994407707441961300e-2,
+                                9.99999999999999999910e-1]))
+    q = _poly(b, z, [3.00198505138664455042e-6, 2.52448340349684104192e-3, 2.27265548208155028766e-1,
+                     2.00000000000000000009e0])
+    return b.fadd(_const(t, 1.0), b.fmul(_const(t, 2.0), b.fdiv(px, b.fsub(q, px))))
+
+
+def _exp_core(b: ll.IRBuilder, x, wide_range: bool):
+    """exp(x) for an ``x`` already clamped into the range the caller needs: x = n*ln2 + r,
+    exp(r), then the scaling by 2^n. ``wide_range``: n may leave the normal exponent range
+    (overflow to inf, denormal results), which takes two scalings; else one. A NaN ``x``
+    gives NaN (every step propagates it)."""
+    t = x.type
+    if t == F32 and not wide_range:
+        n, power = _round_to_power_f32(b, x)
+        return b.fmul(_exp_of_reduced(b, x, n), power)
+    n = call_intrinsic(b, "rint", b.fmul(x, _const(t, 1.0 / math.log(2.0))))
+    y = _exp_of_reduced(b, x, n)
     n_int = b.fptosi(n, _int_type(t))
     return _ldexp(b, y, n_int) if wide_range else _scale_normal(b, y, n_int)
 
